@@ -1,0 +1,74 @@
+/* job.h: the grader harness API: run a tshmem PE job under a timeout and check its output. */
+#ifndef TSHMEM_GRADER_JOB_H
+#define TSHMEM_GRADER_JOB_H
+
+#include <stdlib.h>
+#include <criterion/criterion.h>
+
+/* One finished (or stopped) run of `tshrun -np npes <prog> <scenario> ...`.
+   PE programs print, line-buffered, to stdout:
+     pe <i>: step <text>     (first one: "pe <i>: step start pid=<pid>")
+     pe <i>: FAIL <text>     pe <i>: value <key>=<value>     pe <i>: done          */
+struct pe_job {
+    const char *chapter;   /* "1.3", for messages */
+    const char *scenario;  /* argv[1] given to the PE program */
+    int npes;
+    int status;            /* exit status of tshrun (0..255); -1 if timed out */
+    int timed_out;         /* also set when the job was stopped for flooding its output */
+    double seconds;        /* wall time */
+    char *output;          /* all stdout+stderr of the job, NUL-terminated */
+    char *hang_report;     /* NULL unless timed out: where each PE was */
+    void *priv;            /* harness-private (strings handed out by job_value) */
+};
+
+/* Runs `$TSHMEM_ROOT/tools/tshrun -np npes $TSHMEM_TEST_BIN/<prog> <scenario>` with the entries
+   of `env` ("KEY=value", NULL-terminated, may be NULL) added to the inherited environment, output
+   captured, under a hard timeout of timeout_s seconds (times $TSHMEM_TEST_TIMEOUT_SCALE if set).
+   A `prog` containing '/' is used as given. Problems of the harness itself (variable unset, spawn
+   failure) give status 127 and an output line starting "harness: ". Never calls cr_*. */
+void job_run(struct pe_job *job, const char *chapter, const char *prog, int npes,
+             const char *scenario, const char *const *env, double timeout_s);
+/* Same, with `args` (NULL-terminated, may be NULL) given to the PE program after the scenario. */
+void job_runv(struct pe_job *job, const char *chapter, const char *prog, int npes,
+              const char *scenario, const char *const *args, const char *const *env,
+              double timeout_s);
+void job_free(struct pe_job *job);
+
+/* Queries on the captured output. */
+int job_count(const struct pe_job *job, const char *needle);             /* substring occurrences */
+const char *job_value(const struct pe_job *job, int pe, const char *key); /* first value, or NULL */
+int job_done_count(const struct pe_job *job);                           /* distinct PEs done */
+int job_pe_done(const struct pe_job *job, int pe);                      /* PE printed done */
+char *job_last_step(const struct pe_job *job, int pe);  /* text of its last step, or NULL; free */
+/* A short teaching excerpt: FAIL, tshmem:, tshrun: and harness: lines (a "not written yet" block
+   in full), at most ~25 lines, banners removed, then "(exit status S after T s)". Caller frees. */
+char *job_digest(const struct pe_job *job);
+
+/* The failure message of JOB_EXPECT_OK / JOB_EXPECT_ERROR, or NULL when the job is as expected.
+   Caller frees. Useful on their own to build custom assertions. */
+char *job_problem_ok(const struct pe_job *job);
+char *job_problem_error(const struct pe_job *job, int status, const char *needle);
+
+/* Internal, shared by job.c and report.c: the hang report from a snapshot of the output and,
+   for PEs 0..nwhere-1, where each PE's process was (NULL: it had exited). Caller frees. */
+char *job_hang_text(const struct pe_job *snap, const char *headline, char *const *where,
+                    int nwhere);
+/* Internal: one line saying where gdb's "thread apply all bt" output shows the main thread,
+   "in f (file:line) <- caller <- main, inside callee()", or NULL if it holds no frame. */
+char *job_backtrace_text(const char *gdb_output);
+
+/* Assertions: only in the Criterion test process (they call cr_assert_fail). The message is
+   formatted before the test aborts; its heap copy is never freed (the test process ends). */
+#define JOB_EXPECT_OK(job)                                    \
+    do {                                                      \
+        char *job_msg_ = job_problem_ok(job);                 \
+        if (job_msg_ != NULL) cr_assert_fail("%s", job_msg_); \
+    } while (0)
+
+#define JOB_EXPECT_ERROR(job, status, needle)                                \
+    do {                                                                     \
+        char *job_msg_ = job_problem_error((job), (status), (needle));       \
+        if (job_msg_ != NULL) cr_assert_fail("%s", job_msg_);                \
+    } while (0)
+
+#endif

@@ -1,0 +1,51 @@
+/* suite.h: what the chapter suites share: running one scenario on several PE counts. */
+#ifndef SUITE_H
+#define SUITE_H
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "job.h"
+#include "tshmem.h" /* TSHMEM_EXIT_ERROR, TSHMEM_EXIT_TODO */
+
+#define END_PES 0
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define ENV(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* Runs chapter `ch`'s program `prog` with `scenario` on each PE count of `pes` (ending with
+ * END_PES) and expects every PE to finish its checks. Stops at the first failing count. */
+static inline void expect_ok_on(const char *ch, const char *prog, const char *scenario,
+                                const char *const *args, const char *const *env,
+                                double timeout_s, const int *pes)
+{
+    for (; *pes != END_PES; pes++) {
+        struct pe_job job;
+        job_runv(&job, ch, prog, *pes, scenario, args, env, timeout_s);
+        JOB_EXPECT_OK(&job);
+        job_free(&job);
+    }
+}
+
+/* Runs the scenario once and expects the runtime to stop it with `status` and a message that
+ * contains every one of `needles` (NULL-terminated). */
+static inline void expect_error(const char *ch, const char *prog, int npes, const char *scenario,
+                                const char *const *args, const char *const *env, int status,
+                                const char *const *needles)
+{
+    struct pe_job job;
+    job_runv(&job, ch, prog, npes, scenario, args, env, 30);
+    for (; *needles; needles++)
+        JOB_EXPECT_ERROR(&job, status, *needles);
+    job_free(&job);
+}
+
+/* A job id of our own, so that a test can look for what the job left in /dev/shm. */
+static inline const char *unique_job_id(char *buf, size_t len, const char *tag)
+{
+    static int counter;
+    snprintf(buf, len, "TSHMEM_JOB_ID=t%d%s%d", (int)getpid(), tag, ++counter);
+    return buf;
+}
+
+#endif

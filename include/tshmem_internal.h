@@ -1,0 +1,164 @@
+/* tshmem_internal.h: the runtime's private state and the helpers every chapter shares.
+ *
+ * This is course code: you read it, you do not edit it. Chapters fill in the state below
+ * (1.1 the PEs, nodes and teams; 1.2 the segment, slices and allocator) and later chapters use
+ * it. The helpers marked "provided" are written for you in week1/01-init/errors.c,
+ * week1/01-init/settings.c, week1/03-put-get/offnode.c and week1/04-barriers/spin.c.
+ */
+#ifndef TSHMEM_INTERNAL_H
+#define TSHMEM_INTERNAL_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#include "tshmem.h"
+
+/* ---- Layout constants ---------------------------------------------------------------------- */
+#define TSHMEM_CACHE_LINE   64    /* one flag per cache line: two writers never share a line */
+#define TSHMEM_HEAP_ALIGN   256   /* every tshmem_malloc block starts on a 256-byte boundary */
+#define TSHMEM_SLICE_ALIGN  (2u << 20) /* slices start on 2 MiB boundaries: tshmem_align up to
+                                        * 2 MiB gives the same offset on every PE */
+#define TSHMEM_MAX_TEAMS    16    /* team handles 0 .. 15; 0 and 1 are WORLD and NODE */
+#define TSHMEM_MAX_ROUNDS   24    /* enough dissemination rounds for 2^24 PEs */
+#define TSHMEM_RESERVED_BYTES (64 * 1024) /* the runtime's own words at the start of each slice */
+
+/* A word that one PE writes and another waits on, alone on its cache line. */
+struct tshmem_flag {
+    _Alignas(TSHMEM_CACHE_LINE) uint64_t value;
+    char pad[TSHMEM_CACHE_LINE - sizeof(uint64_t)];
+};
+
+/* The start of every PE's slice: symmetric words the runtime itself uses. Later chapters add
+ * their own flags here; the user heap begins TSHMEM_RESERVED_BYTES into the slice. */
+struct tshmem_reserved {
+    struct tshmem_flag sync[TSHMEM_MAX_TEAMS][TSHMEM_MAX_ROUNDS]; /* team_sync rounds (1.4) */
+};
+_Static_assert(sizeof(struct tshmem_reserved) <= TSHMEM_RESERVED_BYTES,
+               "the reserved area outgrew TSHMEM_RESERVED_BYTES");
+
+/* ---- State ----------------------------------------------------------------------------------- */
+struct tshmem_team {
+    int n_pes;         /* members; 0 means this handle is not in use */
+    int my_pe;         /* this PE's number in the team, -1 if not a member */
+    int *pes;          /* pes[i] = the world PE number of team PE i */
+    uint64_t sync_seq; /* how many times this PE entered tshmem_team_sync on this team */
+};
+
+/* One block of the user heap. The blocks, in offset order, cover the whole user heap; every PE
+ * keeps its own list in private memory, and because every PE makes the same calls in the same
+ * order, the lists are equal and so are the offsets (chapter 1.2). */
+struct tshmem_block {
+    size_t offset; /* from the start of the slice */
+    size_t size;
+    int used;
+    struct tshmem_block *next;
+};
+
+struct tshmem_state {
+    /* 1.1: bootstrap */
+    int initialized;       /* between tshmem_init and tshmem_finalize */
+    int finalized;         /* tshmem_finalize has run */
+    int mpi_owned;         /* tshmem_init called MPI_Init, so tshmem_finalize calls MPI_Finalize */
+    int my_pe, n_pes;
+    MPI_Comm comm;         /* the runtime's own copy of MPI_COMM_WORLD */
+    MPI_Comm node_comm;    /* the PEs of this (virtual) node */
+    int node, n_nodes;     /* this PE's node number, and how many nodes the job has */
+    int *pe_node;          /* pe_node[pe]: node number of every PE */
+    int *pe_local;         /* pe_local[pe]: index of every PE within its node */
+    struct tshmem_team teams[TSHMEM_MAX_TEAMS];
+
+    /* 1.2: symmetric heap */
+    char segment_name[96]; /* "/tshmem-<uid>-<job>-<node>" while it exists in /dev/shm */
+    char *segment;         /* this node's segment, mapped: one slice per PE of the node */
+    size_t segment_bytes;
+    size_t slice_bytes;    /* bytes per PE: TSHMEM_RESERVED_BYTES + the user heap, rounded up */
+    size_t heap_bytes;     /* the user heap: TSHMEM_SYMMETRIC_SIZE bytes after the reserved area */
+    char *slice;           /* this PE's own slice inside the segment */
+    struct tshmem_reserved *reserved; /* == (void *)slice */
+    struct tshmem_block *blocks;      /* the allocator's list of heap blocks */
+};
+
+extern struct tshmem_state tshmem_g;
+
+/* ---- Provided: errors and argument checks (week1/01-init/errors.c) -------------------------- */
+/* Prints "tshmem: PE <pe>: <func>: <message>" and stops the whole job with TSHMEM_EXIT_ERROR. */
+_Noreturn void tshmem_fail(const char *func, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Prints "tshmem: PE <pe>: <func>: <message>" and carries on. */
+void tshmem_warn(const char *func, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Called by a stub: names the chapter, the book section and the task, then stops the job. */
+_Noreturn void tshmem_todo(const char *chapter, const char *section, const char *task,
+                           const char *func, const char *file, int line);
+#define TSHMEM_TODO(section, task)                                                           \
+    tshmem_todo(TSHMEM_CHAPTER, section, task, __func__, __FILE__, __LINE__)
+
+void tshmem_check_pe(const char *func, int pe);          /* 0 <= pe < n_pes */
+void tshmem_check_team(const char *func, tshmem_team_t team); /* a team handle in use */
+void tshmem_check_symmetric(const char *func, const char *what, const void *addr, size_t nbytes);
+void tshmem_check_cmp(const char *func, int cmp);         /* one of TSHMEM_CMP_* */
+void tshmem_check_sig_op(const char *func, int sig_op);   /* TSHMEM_SIGNAL_SET or _ADD */
+/* Under TSHMEM_DEBUG=1: stops unless every PE passed the same size (collective). */
+void tshmem_check_same_size(const char *func, size_t size);
+/* Writes "12 KiB", "3.5 MiB" into buf, for messages. */
+const char *tshmem_bytes_str(size_t bytes, char *buf, size_t len);
+/* Asks the kernel to kill this PE if its launcher dies, so a crash never leaves orphans. */
+void tshmem_die_with_launcher(void);
+
+/* ---- Provided: settings (week1/01-init/settings.c) ------------------------------------------ */
+/* Every TSHMEM_* variable is described in one table there; bad values stop with a message. */
+size_t tshmem_env_size(const char *name);   /* "64M" -> 67108864 */
+long tshmem_env_int(const char *name);
+const char *tshmem_env_str(const char *name);
+int tshmem_env_flag(const char *name);      /* 0/1 */
+void tshmem_env_print(void);                /* the table with current values (TSHMEM_DEBUG=1) */
+
+/* ---- Provided: spin-waits that back off (week1/04-barriers/spin.c) ---------------------------- */
+struct tshmem_spin {
+    unsigned long spins;
+    double started;     /* seconds, when the wait began spinning for long */
+    const char *func;
+    const void *addr;
+    int warned;
+};
+void tshmem_spin_init(struct tshmem_spin *spin, const char *func, const void *addr);
+/* One turn of a wait loop: cpu pause at first, then sched_yield, then short sleeps; says what
+ * it waits for after TSHMEM_HANG_WARN seconds. */
+void tshmem_spin_pause(struct tshmem_spin *spin);
+
+/* ---- Provided: the off-node path (week1/03-put-get/offnode.c until chapter 2.5) -------------- */
+enum tshmem_amo {
+    TSHMEM_AMO_FETCH, TSHMEM_AMO_SET, TSHMEM_AMO_ADD, TSHMEM_AMO_FETCH_ADD,
+    TSHMEM_AMO_SWAP, TSHMEM_AMO_COMPARE_SWAP
+};
+void tshmem_offnode_put(void *dest, const void *source, size_t nbytes, int pe);
+void tshmem_offnode_get(void *dest, const void *source, size_t nbytes, int pe);
+void tshmem_offnode_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, uint64_t cond,
+                            int pe);
+void tshmem_offnode_quiet(void);
+
+/* ---- Written in the chapters, used across them ------------------------------------------------ */
+void tshmem_require_live(const char *func);  /* 1.1: stop unless between init and finalize */
+void tshmem_heap_create(void);               /* 1.2: create and map this node's segment */
+void tshmem_heap_destroy(void);              /* 1.2: unmap it */
+void *tshmem_heap_peer(const void *addr, int pe); /* 1.2: addr's twin on pe; NULL if off-node */
+
+/* The bootstrap barrier: MPI's, with full fences so that plain stores made before it are seen
+ * by every PE after it. Used where chapter 1.4's barrier cannot be assumed (init, malloc). */
+static inline void tshmem_boot_barrier(MPI_Comm comm)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    MPI_Barrier(comm);
+    atomic_thread_fence(memory_order_seq_cst);
+}
+
+/* A uint64_t of the symmetric heap seen as a C11 atomic object. The heap is plain memory that
+ * every PE maps; all concurrent accesses to a signal word go through this view. */
+static inline _Atomic uint64_t *tshmem_atomic(const uint64_t *word)
+{
+    return (_Atomic uint64_t *)(uintptr_t)word;
+}
+
+#endif /* TSHMEM_INTERNAL_H */

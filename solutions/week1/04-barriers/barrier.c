@@ -1,0 +1,56 @@
+/* barrier.c: barriers built from signals: the dissemination algorithm.
+ *
+ * Chapter 1.4. In round r of a team of n PEs, team PE i signals team PE (i + 2^r) mod n and
+ * waits for the signal of team PE (i - 2^r) mod n. After ceil(log2 n) rounds every PE has heard,
+ * directly or through others, from every PE. Each round's flag has exactly one writer, and the
+ * value written is the barrier's sequence number, which only grows: flags are never reset, so
+ * a fast PE entering the next barrier cannot be confused with a slow one leaving this one.
+ */
+#define TSHMEM_CHAPTER "1.4"
+#include "tshmem_internal.h"
+
+int tshmem_team_sync(tshmem_team_t team)
+{
+    tshmem_require_live(__func__);
+    tshmem_check_team(__func__, team);
+    /* BEGIN SOLUTION (The dissemination barrier): signal and wait in ceil(log2 n) rounds on this team's sequence-numbered flags */
+    struct tshmem_team *t = &tshmem_g.teams[team];
+    if (t->my_pe < 0)
+        tshmem_fail(__func__, "this PE is not a member of team %d.", team);
+    uint64_t seq = ++t->sync_seq;
+    struct tshmem_flag *flags = tshmem_g.reserved->sync[team];
+    for (int r = 0, dist = 1; dist < t->n_pes; r++, dist *= 2) {
+        int to = t->pes[(t->my_pe + dist) % t->n_pes];
+        /* SET, not ADD: the one writer of this flag stores the sequence number itself. The
+         * release orders everything this PE saw and did before it, so the barrier is also a
+         * chain of release/acquire pairs from every PE to every other. */
+        tshmem_signal_op(&flags[r].value, seq, TSHMEM_SIGNAL_SET, to);
+        /* GE, not EQ: the writer may already be in the next barrier and have stored seq + 1. */
+        tshmem_uint64_wait_until(&flags[r].value, TSHMEM_CMP_GE, seq);
+    }
+    return 0;
+    /* END SOLUTION */
+}
+
+int tshmem_barrier(tshmem_team_t team)
+{
+    /* BEGIN SOLUTION (Barrier = quiet + sync): complete this PE's operations, then sync the team */
+    tshmem_quiet();
+    return tshmem_team_sync(team);
+    /* END SOLUTION */
+}
+
+void tshmem_sync_all(void)
+{
+    /* BEGIN SOLUTION (Barrier = quiet + sync): sync the world team; completes nothing */
+    tshmem_team_sync(TSHMEM_TEAM_WORLD);
+    /* END SOLUTION */
+}
+
+void tshmem_barrier_all(void)
+{
+    /* BEGIN SOLUTION (Barrier = quiet + sync): complete this PE's operations, then sync every PE */
+    tshmem_quiet();
+    tshmem_team_sync(TSHMEM_TEAM_WORLD);
+    /* END SOLUTION */
+}

@@ -1,0 +1,72 @@
+/* spin.c: how a PE waits for a word that another PE will write.
+ *
+ * Provided: you do not need to edit this file; call tshmem_spin_pause in every wait loop.
+ * A GPU thread spinning on a flag costs little; a process spinning on a core that another PE
+ * needs can stall the whole job, and tests run 8 PEs on 2 cores. So a wait spins briefly with
+ * the CPU's pause hint, then gives its core away with sched_yield, and after a long wait
+ * sleeps a little each turn. After TSHMEM_HANG_WARN seconds it says what it is waiting for.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tshmem_internal.h"
+
+#define SPIN_PAUSES 64       /* pause-hint spins before the first sched_yield */
+#define YIELDS_BEFORE_SLEEP 20000
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void cpu_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+void tshmem_spin_init(struct tshmem_spin *spin, const char *func, const void *addr)
+{
+    *spin = (struct tshmem_spin){0, 0.0, func, addr, 0};
+}
+
+static void maybe_warn(struct tshmem_spin *spin)
+{
+    long limit = tshmem_env_int("TSHMEM_HANG_WARN");
+    if (spin->started == 0.0) {
+        spin->started = now();
+        return;
+    }
+    if (spin->warned || limit == 0 || now() - spin->started < (double)limit)
+        return;
+    spin->warned = 1;
+    long offset = tshmem_g.slice ? (long)((const char *)spin->addr - tshmem_g.slice) : -1;
+    tshmem_warn(spin->func, "has waited %ld s for the word at heap offset %ld (%p) to change. "
+                "Is a PE missing the call that writes it, or waiting for us in turn?",
+                limit, offset, spin->addr);
+}
+
+void tshmem_spin_pause(struct tshmem_spin *spin)
+{
+    unsigned long n = ++spin->spins;
+    if (n < SPIN_PAUSES) {
+        cpu_pause();
+        return;
+    }
+    if (n < YIELDS_BEFORE_SLEEP) {
+        sched_yield();
+        return;
+    }
+    /* A long wait: stop burning a core that a working PE could use. */
+    if (n % 64 == 0)
+        maybe_warn(spin);
+    usleep(50);
+}
