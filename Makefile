@@ -57,7 +57,7 @@ NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES
 
 .SECONDARY:
 .PHONY: all help deps lib pe-programs suites grader stubs check-stubs week1 test selftest \
-        clean distclean
+        clean print-build-dir print-chapters
 
 all: lib grader
 
@@ -141,3 +141,10 @@ test: deps
 
 clean:
 	rm -rf build
+
+# ---- For the grader: facts of this Makefile, printed one per line -----------------------------
+print-build-dir:
+	@echo $(BUILD)
+
+print-chapters:
+	@printf '%s\n' $(CHAPTERS)

@@ -273,6 +273,8 @@ static void backtraces(struct pe_proc *pes, int n) {
             else pes[i].why = "no backtrace: gdb could not attach";
             kill_session(pes[i].gdb, 1.0);
             char *bt = read_output(pes[i].gdb_fd);
+            if (strstr(bt, "ptrace: Operation not permitted"))
+                pes[i].why = "no backtrace: gdb may not attach here (kernel.yama.ptrace_scope)";
             pes[i].where = job_backtrace_text(bt);
             free(bt);
         }
@@ -296,7 +298,7 @@ static char *hang_report(const struct pe_job *job, pid_t sid, const char *prog, 
     char *where[MAX_REPORTED_PES] = { NULL }, headline[96];
     for (int i = 0; i < n; i++)
         if (pes[i].pe >= 0 && pes[i].pe < MAX_REPORTED_PES) where[pes[i].pe] = pes[i].where;
-    if (flooded) snprintf(headline, sizeof headline, "stopped: the job printed more than %ld MiB",
+    if (flooded) snprintf(headline, sizeof headline, "stopped after printing over %ld MiB",
                           OUTPUT_LIMIT >> 20);
     else snprintf(headline, sizeof headline, "timed out after %g s", limit);
     char *text = job_hang_text(&snap, headline, where, MAX_REPORTED_PES);
@@ -405,8 +407,13 @@ void job_runv(struct pe_job *job, const char *chapter, const char *prog, int npe
     snprintf(np, sizeof np, "%d", npes);
     argv[0] = tshrun, argv[1] = "-np", argv[2] = np, argv[3] = pe_prog, argv[4] = (char *)scenario;
     for (size_t i = 0; i < nargs; i++) argv[5 + i] = (char *)args[i];
-    /* Orphaned ranks (mpirun killed first) become our children, so we can reap them. */
+    /* Orphaned ranks (mpirun killed first) become our children, so we can reap them; and an
+       ignored SIGCHLD would reap tshrun behind our back, losing its exit status. */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+    struct sigaction chld;
+    if (sigaction(SIGCHLD, NULL, &chld) == 0 &&
+        (chld.sa_handler == SIG_IGN || (chld.sa_flags & SA_NOCLDWAIT)))
+        signal(SIGCHLD, SIG_DFL);
     double t0 = now();
     pid_t pid = spawn(argv, envp, fd);
     if (pid < 0) harness_error(job, "cannot start %s: %s", tshrun, strerror(errno));

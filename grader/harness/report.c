@@ -15,6 +15,7 @@
 
 #define DIGEST_LINES 25 /* a failure message must stay readable */
 #define OTHER_LINES 8   /* stray lines shown when nothing better explains a failure */
+#define FAILS_PER_PE 3  /* so that one PE's many failed checks don't hide the others' */
 #define MAX_SEEN 64
 #define MAX_FRAMES 8    /* of a backtrace */
 
@@ -45,7 +46,7 @@ static int blank_until(const char *p, const char *e) {
 
 int job_count(const struct pe_job *job, const char *needle) {
     int n = 0;
-    size_t len = strlen(needle);
+    size_t len = needle ? strlen(needle) : 0;
     if (!job->output || len == 0) return 0;
     for (const char *p = job->output; (p = strstr(p, needle)) != NULL; p += len) n++;
     return n;
@@ -146,7 +147,12 @@ static char *normalized(const char *l, const char *e) {
     return s;
 }
 
-struct digest { FILE *m; int shown, left_out, repeats, nseen; char *seen[MAX_SEEN]; };
+struct digest {
+    FILE *m;
+    int shown, left_out, repeats, nseen, npes;
+    char *seen[MAX_SEEN];
+    int *fails; /* FAIL lines shown, per PE */
+};
 
 static void show(struct digest *d, const char *l, const char *e) {
     char *norm = normalized(l, e);
@@ -175,20 +181,6 @@ static void banner_line(struct digest *d, const char *l, const char *e) {
     free(text);
 }
 
-/* Lines with no protocol meaning (a crash message, an assert, a learner's printf): the last
-   few are shown when nothing else explains the failure. */
-static void other_lines(struct digest *d, const char *out) {
-    const char *ls[OTHER_LINES], *es[OTHER_LINES];
-    int n = 0, banner = 0;
-    FOR_LINES(out, l, e) {
-        if (dash_line(l, e)) banner = !banner;
-        else if (!banner && !noise_line(l, e))
-            ls[n % OTHER_LINES] = l, es[n % OTHER_LINES] = e, n++;
-    }
-    for (int i = n > OTHER_LINES ? n - OTHER_LINES : 0; i < n; i++)
-        show(d, ls[i % OTHER_LINES], es[i % OTHER_LINES]);
-}
-
 static void status_line(FILE *m, const struct pe_job *job) {
     if (job->timed_out) fprintf(m, "(stopped after %.1f s: timed out)", job->seconds);
     else if (job->status > 128 && job->status < 128 + 65)
@@ -197,28 +189,44 @@ static void status_line(FILE *m, const struct pe_job *job) {
     else fprintf(m, "(exit status %d after %.1f s)", job->status, job->seconds);
 }
 
+/* The digest's lines, in output order. Lines with no protocol meaning (a crash message, an
+   assert, a learner's printf) are kept aside: the last few are shown only when nothing else
+   explains the failure. */
+static void digest_lines(struct digest *d, const char *out) {
+    const char *ls[OTHER_LINES], *es[OTHER_LINES], *rest;
+    int banner = 0, block = 0, others = 0; /* in an mpirun banner; in a "not written" block */
+    FOR_LINES(out, l, e) {
+        int pe = pe_line(l, e, "FAIL", &rest);
+        if (dash_line(l, e)) banner = !banner, block = 0;
+        else if (pe >= 0 && pe < d->npes && d->fails[pe]++ >= FAILS_PER_PE) d->left_out++;
+        else if (teaching_line(l, e)) {
+            show(d, l, e);
+            block = has_prefix(l, e, "tshmem: ") && memmem(l, (size_t)(e - l), "not written", 11);
+        } else if (block && !noise_line(l, e)) show(d, l, e); /* the stub's explanation */
+        else if (banner) banner_line(d, l, e), block = 0;
+        else if (!noise_line(l, e)) {
+            ls[others % OTHER_LINES] = l, es[others % OTHER_LINES] = e, others++, block = 0;
+        } else block = 0;
+    }
+    if (d->shown == 0)
+        for (int i = others > OTHER_LINES ? others - OTHER_LINES : 0; i < others; i++)
+            show(d, ls[i % OTHER_LINES], es[i % OTHER_LINES]);
+}
+
 char *job_digest(const struct pe_job *job) {
-    struct digest d = { .nseen = 0 };
+    struct digest d = { .npes = job->npes > 0 ? job->npes : 0 };
     char *s = NULL;
     size_t len;
-    const char *out = job->output ? job->output : "";
-    int banner = 0, block = 0; /* inside an mpirun banner; inside a "not written yet" block */
     d.m = open_memstream(&s, &len);
-    FOR_LINES(out, l, e) {
-        if (dash_line(l, e)) banner = !banner, block = 0;
-        else if (teaching_line(l, e)) {
-            show(&d, l, e);
-            block = has_prefix(l, e, "tshmem: ") && memmem(l, (size_t)(e - l), "not written", 11);
-        } else if (block && !noise_line(l, e)) show(&d, l, e); /* the stub's explanation */
-        else if (banner) banner_line(&d, l, e), block = 0;
-        else block = 0;
-    }
-    if (d.shown == 0) other_lines(&d, out);
+    d.fails = calloc((size_t)d.npes + 1, sizeof *d.fails);
+    if (!d.fails) d.npes = 0;
+    digest_lines(&d, job->output ? job->output : "");
     if (d.left_out) fprintf(d.m, "  (%d more lines left out)\n", d.left_out);
-    if (d.repeats == 1) fprintf(d.m, "  (1 similar line from another PE left out)\n");
-    if (d.repeats > 1) fprintf(d.m, "  (%d similar lines from other PEs left out)\n", d.repeats);
+    if (d.repeats) fprintf(d.m, "  (%d similar line%s from other PEs left out)\n", d.repeats,
+                           d.repeats == 1 ? "" : "s");
     status_line(d.m, job);
     for (int i = 0; i < d.nseen; i++) free(d.seen[i]);
+    free(d.fails);
     fclose(d.m);
     return s;
 }
@@ -263,17 +271,21 @@ char *job_problem_ok(const struct pe_job *job) {
     char *s = NULL, *failed = calloc((size_t)(job->npes > 0 ? job->npes : 1), 1);
     size_t len;
     const char *rest;
-    int fails = 0;
+    int fails = 0, stray = 0; /* PEs that printed FAIL; FAIL lines of a PE out of range */
     FOR_LINES(job->output ? job->output : "", l, e) {
         int pe = pe_line(l, e, "FAIL", &rest);
         if (pe >= 0 && pe < job->npes) fails += !failed[pe], failed[pe] = 1;
+        else stray += pe >= 0;
     }
     int done = job_done_count(job);
-    if (!job->timed_out && !fails && job->status == 0 && done == job->npes) return free(failed), NULL;
+    if (!job->timed_out && !fails && !stray && job->status == 0 && done == job->npes)
+        return free(failed), NULL;
     FILE *m = message(&s, &len, job);
     if (job->timed_out) fprintf(m, "the job did not finish.");
-    else if (fails) pe_list(m, failed, job->npes), fprintf(m, " reported %s:",
-                                                           fails == 1 ? "a failed check" : "failed checks");
+    else if (fails) {
+        pe_list(m, failed, job->npes);
+        fprintf(m, " reported %s:", fails == 1 ? "a failed check" : "failed checks");
+    } else if (stray) fprintf(m, "a PE reported a failed check:");
     else if (job->status != 0) fprintf(m, "%s:", explain_status(job));
     else if (done == 0) fprintf(m, "no PE printed done: the scenario did not run to its end.");
     else {
@@ -359,10 +371,18 @@ static const char *clean(const char *func) {
     return func;
 }
 
-/* Sources of the C library and system, as opposed to the PE program and the runtime. */
+/* Sources of the C library and system, as opposed to the PE program and the runtime: glibc's
+   debug information names them "../libio/x.h", "./nptl/y.c"; packages are built under /build. */
 static int system_file(const char *file) {
-    return strncmp(file, "./", 2) == 0 || strncmp(file, "/usr/", 5) == 0 ||
-           strstr(file, "sysdeps/") != NULL || strstr(file, "nptl/") != NULL;
+    static const char *const glibc[] = { "sysdeps/", "nptl/", "libio/", "stdio-common/", "csu/",
+                                         "string/", "malloc/", "posix/", "misc/", "elf/", "io/",
+                                         "signal/", "stdlib/", "time/", "socket/", "rt/", NULL };
+    if (strncmp(file, "/usr/", 5) == 0 || strncmp(file, "/build/", 7) == 0) return 1;
+    if (file[0] != '.') return 0;
+    while (*file == '.' || *file == '/') file++;
+    for (int i = 0; glibc[i]; i++)
+        if (strncmp(file, glibc[i], strlen(glibc[i])) == 0) return 1;
+    return 0;
 }
 
 static const char *short_path(const char *file) {
@@ -424,7 +444,9 @@ char *job_hang_text(const struct pe_job *snap, const char *headline, char *const
             snap->npes == 1 ? "" : "s", snap->scenario);
     for (int pe = 0; pe < snap->npes && pe < nwhere; pe++) report_pe(m, snap, pe, where[pe]);
     if (snap->npes > nwhere) fprintf(m, "  (%d more PEs left out)\n", snap->npes - nwhere);
-    if (job_done_count(snap) == snap->npes)
+    if (strncmp(headline, "timed out", 9) != 0)
+        fprintf(m, "A PE printing without end is usually stuck in a loop: see its last step.");
+    else if (job_done_count(snap) == snap->npes)
         fprintf(m, "Every PE printed done, so the job hung while finishing (tshmem_finalize?).");
     else fprintf(m, "A hang usually means a PE waits for a signal nobody sends: "
                     "see book \"Debugging\".");
