@@ -103,8 +103,9 @@ void tshmem_check_sig_op(const char *func, int sig_op);   /* TSHMEM_SIGNAL_SET o
 void tshmem_check_same_size(const char *func, size_t size);
 /* Writes "12 KiB", "3.5 MiB" into buf, for messages. */
 const char *tshmem_bytes_str(size_t bytes, char *buf, size_t len);
-/* Asks the kernel to kill this PE if its launcher dies, so a crash never leaves orphans. */
-void tshmem_die_with_launcher(void);
+/* Asks the kernel to kill this PE if its launcher dies, so a crash never leaves orphans, and
+ * lets the grader's debugger attach to take a hang report's backtrace. */
+void tshmem_process_setup(void);
 
 /* ---- Provided: settings (week1/01-init/settings.c) ------------------------------------------ */
 /* Every TSHMEM_* variable is described in one table there; bad values stop with a message. */

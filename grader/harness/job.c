@@ -284,6 +284,42 @@ static void backtraces(struct pe_proc *pes, int n) {
     }
 }
 
+/* One line per PE: its last step, from the output, and where its process was. */
+static void report_pe(FILE *m, const struct pe_job *snap, int pe, const struct pe_proc *p) {
+    char *step = job_last_step(snap, pe);
+    fprintf(m, "  PE %d: ", pe);
+    if (job_pe_done(snap, pe)) fprintf(m, "printed done");
+    else if (step) fprintf(m, "last step \"%s\"", step);
+    else fprintf(m, "never printed a step");
+    fprintf(m, "; %s\n", p && p->where ? p->where : "its process had already exited");
+    free(step);
+}
+
+static char *hang_text(const struct pe_job *snap, const struct pe_proc *pes, int n,
+                       double limit, int flooded) {
+    char *s = NULL;
+    size_t len;
+    FILE *m = open_memstream(&s, &len);
+    if (flooded) fprintf(m, "stopped after printing over %ld MiB", OUTPUT_LIMIT >> 20);
+    else fprintf(m, "timed out after %g s", limit);
+    fprintf(m, ": %d PE%s, scenario %s. Where each PE was:\n", snap->npes,
+            snap->npes == 1 ? "" : "s", snap->scenario);
+    for (int pe = 0; pe < snap->npes && pe < MAX_REPORTED_PES; pe++) {
+        const struct pe_proc *p = NULL;
+        for (int i = 0; i < n; i++) p = pes[i].pe == pe ? &pes[i] : p;
+        report_pe(m, snap, pe, p);
+    }
+    if (snap->npes > MAX_REPORTED_PES)
+        fprintf(m, "  (%d more PEs left out)\n", snap->npes - MAX_REPORTED_PES);
+    if (flooded) fprintf(m, "A PE printing without end is usually stuck in a loop.");
+    else if (job_done_count(snap) == snap->npes)
+        fprintf(m, "Every PE printed done, so the job hung while finishing (tshmem_finalize?).");
+    else fprintf(m, "A hang usually means a PE waits for a signal nobody sends: "
+                    "see book \"Debugging\".");
+    fclose(m);
+    return s;
+}
+
 /* Everything about a job that did not end, collected while it still runs. The PEs are frozen
    (SIGSTOP) meanwhile: busy-waiting PEs would starve gdb, and the snapshot stays consistent. */
 static char *hang_report(const struct pe_job *job, pid_t sid, const char *prog, int out_fd,
@@ -295,13 +331,7 @@ static char *hang_report(const struct pe_job *job, pid_t sid, const char *prog, 
     for (int i = 0; i < n; i++) kill(pes[i].pid, SIGSTOP);
     backtraces(pes, n);
     for (int i = 0; i < n; i++) kill(pes[i].pid, SIGCONT); /* so they can obey SIGTERM */
-    char *where[MAX_REPORTED_PES] = { NULL }, headline[96];
-    for (int i = 0; i < n; i++)
-        if (pes[i].pe >= 0 && pes[i].pe < MAX_REPORTED_PES) where[pes[i].pe] = pes[i].where;
-    if (flooded) snprintf(headline, sizeof headline, "stopped after printing over %ld MiB",
-                          OUTPUT_LIMIT >> 20);
-    else snprintf(headline, sizeof headline, "timed out after %g s", limit);
-    char *text = job_hang_text(&snap, headline, where, MAX_REPORTED_PES);
+    char *text = hang_text(&snap, pes, n, limit, flooded);
     for (int i = 0; i < n; i++) free(pes[i].where);
     free(snap.output);
     return text;

@@ -49,19 +49,17 @@ char *job_digest(const struct pe_job *job);
 char *job_problem_ok(const struct pe_job *job);
 char *job_problem_error(const struct pe_job *job, int status, const char *needle);
 
-/* Internal, shared by job.c and report.c: the hang report from a snapshot of the output and,
-   for PEs 0..nwhere-1, where each PE's process was (NULL: it had exited). Caller frees. */
-char *job_hang_text(const struct pe_job *snap, const char *headline, char *const *where,
-                    int nwhere);
-/* Internal: one line saying where gdb's "thread apply all bt" output shows the main thread,
-   "in f (file:line) <- caller <- main, inside callee()", or NULL if it holds no frame. */
+/* Internal (job.c uses it, report.c has it): where gdb's "thread apply all bt" output shows the
+   main thread, as "in f (file:line) <- caller <- main, inside callee()"; NULL if no frame. */
 char *job_backtrace_text(const char *gdb_output);
 
-/* Assertions: only in the Criterion test process (they call cr_assert_fail). The message is
-   formatted before the test aborts; its heap copy is never freed (the test process ends). */
+/* Assertions on a `struct pe_job *`, only in the Criterion test process (they call
+   cr_assert_fail). JOB_EXPECT_OK: not timed out, status 0, every PE printed done, no FAIL line.
+   JOB_EXPECT_ERROR: not timed out, that exit status, and `needle` in the output (NULL or "":
+   status only). The message is built before the test aborts; that copy is never freed. */
 #define JOB_EXPECT_OK(job)                                    \
     do {                                                      \
-        char *job_msg_ = job_problem_ok(job);                 \
+        char *job_msg_ = job_problem_ok((job));               \
         if (job_msg_ != NULL) cr_assert_fail("%s", job_msg_); \
     } while (0)
 

@@ -1,5 +1,5 @@
-/* report.c: grader harness: reads a PE job's output (queries, digest, failure messages, hang
-   report text) and writes our own Criterion report (JSON Lines in $TSHMEM_REPORT, a summary). */
+/* report.c: grader harness: reads a PE job's output (queries, digest, failure messages, gdb
+   backtraces) and writes our own Criterion report (JSON Lines in $TSHMEM_REPORT, a summary). */
 #define _GNU_SOURCE
 #include "job.h"
 
@@ -171,7 +171,7 @@ static void show(struct digest *d, const char *l, const char *e) {
 /* "mpirun noticed that process rank 1 ... exited on signal 11 (Segmentation fault)." */
 static void banner_line(struct digest *d, const char *l, const char *e) {
     const char *rank = strstr(l, "process rank "), *sig = strstr(l, "exited on signal ");
-    if (!rank || !sig || sig > e) return;
+    if (!rank || !sig || rank > e || sig > e) return;
     char *text;
     int n = (int)(e - sig - 17);
     while (n > 0 && (sig[17 + n - 1] == '.' || isspace((unsigned char)sig[17 + n - 1]))) n--;
@@ -420,38 +420,6 @@ char *job_backtrace_text(const char *gdb_output) {
     static struct thread_frames best; /* large; the test process has one thread */
     main_thread_frames(gdb_output, &best);
     return best.n > 0 ? render_frames(best.f, best.n) : NULL;
-}
-
-/* ---- Hang report text ----------------------------------------------------------------- */
-
-/* One line per PE: its last step, from the output, and where its process was (job.c). */
-static void report_pe(FILE *m, const struct pe_job *snap, int pe, const char *where) {
-    char *step = job_last_step(snap, pe);
-    fprintf(m, "  PE %d: ", pe);
-    if (job_pe_done(snap, pe)) fprintf(m, "printed done");
-    else if (step) fprintf(m, "last step \"%s\"", step);
-    else fprintf(m, "never printed a step");
-    fprintf(m, "; %s\n", where ? where : "its process had already exited");
-    free(step);
-}
-
-char *job_hang_text(const struct pe_job *snap, const char *headline, char *const *where,
-                    int nwhere) {
-    char *s = NULL;
-    size_t len;
-    FILE *m = open_memstream(&s, &len);
-    fprintf(m, "%s: %d PE%s, scenario %s. Where each PE was:\n", headline, snap->npes,
-            snap->npes == 1 ? "" : "s", snap->scenario);
-    for (int pe = 0; pe < snap->npes && pe < nwhere; pe++) report_pe(m, snap, pe, where[pe]);
-    if (snap->npes > nwhere) fprintf(m, "  (%d more PEs left out)\n", snap->npes - nwhere);
-    if (strncmp(headline, "timed out", 9) != 0)
-        fprintf(m, "A PE printing without end is usually stuck in a loop: see its last step.");
-    else if (job_done_count(snap) == snap->npes)
-        fprintf(m, "Every PE printed done, so the job hung while finishing (tshmem_finalize?).");
-    else fprintf(m, "A hang usually means a PE waits for a signal nobody sends: "
-                    "see book \"Debugging\".");
-    fclose(m);
-    return s;
 }
 
 /* ---- Our Criterion report ------------------------------------------------------------- */

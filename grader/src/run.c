@@ -21,8 +21,12 @@ static char *slurp(int fd)
     lseek(fd, 0, SEEK_SET);
     while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
         len += (size_t)n;
-        if (cap - len < 1024)
-            buf = realloc(buf, cap *= 2);
+        if (cap - len < 1024) {
+            char *bigger = realloc(buf, cap *= 2);
+            if (!bigger)
+                break; /* keep what fits: this is output for a person to read */
+            buf = bigger;
+        }
     }
     buf[len] = '\0';
     return buf;
@@ -43,7 +47,8 @@ int run_command(const struct course *c, char *const argv[], const char *const *e
     while (env && env[n_extra])
         n_extra++;
     char **envp = calloc(n_env + n_extra + 1, sizeof *envp);
-    memcpy(envp, env, n_extra * sizeof *envp);
+    if (n_extra)
+        memcpy(envp, env, n_extra * sizeof *envp);
     memcpy(envp + n_extra, environ, n_env * sizeof *envp); /* ours first: getenv finds them */
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);

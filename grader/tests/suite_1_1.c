@@ -66,25 +66,25 @@ Test(ch1_1, translate_pe, .description = "team_translate_pe between WORLD and NO
 Test(ch1_1, call_before_init, .description = "a call before tshmem_init stops with a clear error")
 {
     expect_error(CH, PROG, 2, "before_init", NULL, NULL, TSHMEM_EXIT_ERROR,
-                 ARGS("tshmem_my_pe", "before tshmem_init"));
+                 ARGS("tshmem_my_pe: called before tshmem_init"));
 }
 
 Test(ch1_1, call_after_finalize, .description = "a call after tshmem_finalize stops with a clear error")
 {
     expect_error(CH, PROG, 2, "after_finalize", NULL, NULL, TSHMEM_EXIT_ERROR,
-                 ARGS("tshmem_n_pes", "after tshmem_finalize"));
+                 ARGS("tshmem_n_pes: called after tshmem_finalize"));
 }
 
 Test(ch1_1, init_twice, .description = "a second tshmem_init stops with a clear error")
 {
     expect_error(CH, PROG, 1, "init_twice", NULL, NULL, TSHMEM_EXIT_ERROR,
-                 ARGS("tshmem_init", "second time"));
+                 ARGS("tshmem_init: called a second time"));
 }
 
 Test(ch1_1, bad_team, .description = "an unknown team handle stops with a clear error")
 {
     expect_error(CH, PROG, 2, "bad_team", NULL, NULL, TSHMEM_EXIT_ERROR,
-                 ARGS("tshmem_team_n_pes", "team 42"));
+                 ARGS("tshmem_team_n_pes: team 42 is not a team"));
 }
 
 Test(ch1_1, global_exit, .description = "tshmem_global_exit ends every PE with its status")
@@ -93,12 +93,12 @@ Test(ch1_1, global_exit, .description = "tshmem_global_exit ends every PE with i
     for (int i = 0; i < 4; i++) {
         struct pe_job job;
         job_run(&job, CH, PROG, pes[i], "global_exit", NULL, 30);
-        cr_assert(!job.timed_out, "1.1 global_exit on %d PEs: the job did not end:\n%s", pes[i],
+        cr_assert(!job.timed_out, "1.1 global_exit on %d PE(s): the job did not end:\n%s", pes[i],
                   job.hang_report);
-        cr_assert(job.status == 7, "1.1 global_exit on %d PEs: the job ended with status %d, "
+        cr_assert(job.status == 7, "1.1 global_exit on %d PE(s): the job ended with status %d, "
                   "expected the 7 given to tshmem_global_exit\n%s", pes[i], job.status,
                   job_digest(&job));
-        cr_assert(job_count(&job, "FAIL") == 0, "1.1 global_exit on %d PEs: %s", pes[i],
+        cr_assert(job_count(&job, "FAIL") == 0, "1.1 global_exit on %d PE(s): %s", pes[i],
                   job_digest(&job));
         job_free(&job);
     }

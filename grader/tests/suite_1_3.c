@@ -7,12 +7,12 @@
 
 Test(ch1_3, put_every_size_to_every_pe, .description = "putmem of 0, 1, 7, 4099 bytes and 2 MiB to every PE, itself included")
 {
-    expect_ok_on(CH, PROG, "put_sizes", NULL, HEAP, 60, (int[]){1, 2, 3, 4, 8, END_PES});
+    expect_ok_on(CH, PROG, "put_sizes", NULL, HEAP, 30, (int[]){1, 2, 3, 4, 8, END_PES});
 }
 
 Test(ch1_3, get_every_size_from_every_pe, .description = "getmem of 0, 1, 7, 4099 bytes and 2 MiB from every PE, itself included")
 {
-    expect_ok_on(CH, PROG, "get_sizes", NULL, HEAP, 60, (int[]){1, 2, 3, 4, 8, END_PES});
+    expect_ok_on(CH, PROG, "get_sizes", NULL, HEAP, 30, (int[]){1, 2, 3, 4, 8, END_PES});
 }
 
 Test(ch1_3, typed_p_g_put_get, .description = "tshmem_int_p, _g, tshmem_double_put, _get and friends")
@@ -22,13 +22,13 @@ Test(ch1_3, typed_p_g_put_get, .description = "tshmem_int_p, _g, tshmem_double_p
 
 Test(ch1_3, nbi_then_quiet, .description = "putmem_nbi and getmem_nbi are complete after tshmem_quiet")
 {
-    expect_ok_on(CH, PROG, "put_sizes", ARGS("nbi"), HEAP, 60, (int[]){1, 2, 4, END_PES});
-    expect_ok_on(CH, PROG, "get_sizes", ARGS("nbi"), HEAP, 60, (int[]){1, 3, END_PES});
+    expect_ok_on(CH, PROG, "put_sizes", ARGS("nbi"), HEAP, 30, (int[]){1, 2, 4, END_PES});
+    expect_ok_on(CH, PROG, "get_sizes", ARGS("nbi"), HEAP, 30, (int[]){1, 3, END_PES});
 }
 
 Test(ch1_3, fence_orders_puts, .description = "data, fence, flag: a PE that sees the flag sees the data")
 {
-    expect_ok_on(CH, PROG, "fence", NULL, NULL, 60, (int[]){1, 2, 3, 4, END_PES});
+    expect_ok_on(CH, PROG, "fence", NULL, NULL, 30, (int[]){1, 2, 3, 4, END_PES});
 }
 
 Test(ch1_3, bad_pe_is_an_error, .description = "a put or get to a PE that does not exist stops with a clear error")

@@ -26,7 +26,7 @@ int tshmem_init(void)
         tshmem_fail(__func__, "called a second time. Call tshmem_init once per PE, before any "
                               "other tshmem call.");
     TSHMEM_TODO("Bootstrap", "start MPI if needed, number the PEs, split them into nodes, fill the WORLD and NODE teams");
-    tshmem_die_with_launcher();
+    tshmem_process_setup();
     tshmem_heap_create();
     tshmem_g.initialized = 1;
     if (tshmem_env_flag("TSHMEM_DEBUG") && tshmem_g.my_pe == 0)

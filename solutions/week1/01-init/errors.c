@@ -90,11 +90,12 @@ void tshmem_check_team(const char *func, tshmem_team_t team)
 
 void tshmem_check_symmetric(const char *func, const char *what, const void *addr, size_t nbytes)
 {
-    const char *p = addr, *lo = tshmem_g.slice, *hi = lo + tshmem_g.slice_bytes;
+    const char *p = addr, *lo = tshmem_g.slice;
     char size[32];
     if (!lo)
         tshmem_fail(func, "%s %p cannot be symmetric: this PE has no symmetric heap yet "
                           "(chapter 1.2 builds it in tshmem_heap_create).", what, addr);
+    const char *hi = lo + tshmem_g.slice_bytes;
     if (p < lo || p >= hi)
         tshmem_fail(func, "%s %p is not in the symmetric heap (%p .. %p). Use memory from "
                           "tshmem_malloc for the remote side of every put, get and atomic.",
@@ -134,11 +135,14 @@ const char *tshmem_bytes_str(size_t bytes, char *buf, size_t len)
     return buf;
 }
 
-void tshmem_die_with_launcher(void)
+void tshmem_process_setup(void)
 {
     /* The launcher (mpirun) is this process's parent. If it dies, a PE spinning on a flag
      * would never notice: ask the kernel to end the PE too. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* Where the kernel only lets ancestors debug a process (Ubuntu's ptrace_scope=1), the
+     * grader, which is no ancestor of ours, could not attach gdb to a hung PE. */
+    prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
 }
 
 void tshmem_check_same_size(const char *func, size_t size)

@@ -108,7 +108,7 @@ int tshmem_init(void)
     team_fill(&tshmem_g.teams[TSHMEM_TEAM_WORLD], -1);
     team_fill(&tshmem_g.teams[TSHMEM_TEAM_NODE], tshmem_g.node);
     /* END SOLUTION */
-    tshmem_die_with_launcher();
+    tshmem_process_setup();
     tshmem_heap_create();
     tshmem_g.initialized = 1;
     if (tshmem_env_flag("TSHMEM_DEBUG") && tshmem_g.my_pe == 0)
