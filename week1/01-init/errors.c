@@ -90,11 +90,12 @@ void tshmem_check_team(const char *func, tshmem_team_t team)
 
 void tshmem_check_symmetric(const char *func, const char *what, const void *addr, size_t nbytes)
 {
-    const char *p = addr, *lo = tshmem_g.slice, *hi = lo + tshmem_g.slice_bytes;
+    const char *p = addr, *lo = tshmem_g.slice;
     char size[32];
     if (!lo)
         tshmem_fail(func, "%s %p cannot be symmetric: this PE has no symmetric heap yet "
                           "(chapter 1.2 builds it in tshmem_heap_create).", what, addr);
+    const char *hi = lo + tshmem_g.slice_bytes;
     if (p < lo || p >= hi)
         tshmem_fail(func, "%s %p is not in the symmetric heap (%p .. %p). Use memory from "
                           "tshmem_malloc for the remote side of every put, get and atomic.",
