@@ -11,6 +11,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: grader COMMAND [options]\n\n"
             "  grader list                     the roadmap: every chapter and whether it is available\n"
+            "  grader read CHAPTER             the chapter's page of the book, in a pager\n"
             "  grader test CHAPTER|weekN|all   build your code and run the chapters' tests\n"
             "      --ref-deps                  take every earlier chapter from the reference solution\n"
             "      --impl learner|solutions    whose code to test (default: yours, in weekN/)\n"
@@ -133,6 +134,33 @@ static int cmd_test(const struct course *c, int argc, char **argv)
 
 int selftest(const struct course *c);
 
+/* The chapter's book page, through a pager on a terminal. */
+static int cmd_read(const struct course *c, int argc, char **argv)
+{
+    const struct chapter *ch = argc > 0 ? course_find(c, argv[0]) : NULL;
+    if (!ch || !ch->book[0]) {
+        fprintf(stderr, "grader read: name a chapter that has a page, e.g. grader read 1.3 "
+                "(grader list shows them)\n");
+        return 2;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", c->root, ch->book);
+    if (isatty(1) && access("/usr/bin/less", X_OK) == 0) {
+        execl("/usr/bin/less", "less", "-R", path, (char *)NULL);
+    }
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "grader read: cannot open %s\n", path);
+        return 1;
+    }
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        fwrite(buf, 1, n, stdout);
+    fclose(f);
+    return 0;
+}
+
 static int cmd_list(const struct course *c)
 {
     printf("%-4s  %-28s  %-34s  %s\n", "id", "directory", "chapter", "status");
@@ -159,6 +187,8 @@ int main(int argc, char **argv)
         return cmd_test(&c, argc - 2, argv + 2);
     if (!strcmp(argv[1], "list"))
         return cmd_list(&c);
+    if (!strcmp(argv[1], "read"))
+        return cmd_read(&c, argc - 2, argv + 2);
     if (!strcmp(argv[1], "selftest")) {
         if (argc > 2 && !strcmp(argv[2], "--help")) {
             usage(stdout);

@@ -86,7 +86,11 @@ int selftest(const struct course *c)
         const struct chapter *ch = &c->chapters[i];
         if (!ch->available)
             continue;
-        printf("\n%s %s: reference, then stub\n", ch->id, ch->title);
+        printf("\n%s %s: book page, reference, then stub\n", ch->id, ch->title);
+        char src[96], what[160];
+        snprintf(src, sizeof src, "solutions/%s", ch->dir);
+        snprintf(what, sizeof what, "%s %s has every section its stubs point to", ch->id, ch->book);
+        check_command(c, what, (char *[]){"tools/check-book", src, (char *)ch->book, NULL});
         grade(c, ch, "");
         grade(c, ch, ch->id);
     }

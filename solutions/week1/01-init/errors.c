@@ -67,7 +67,7 @@ _Noreturn void tshmem_todo(const char *chapter, const char *section, const char 
             "tshmem: PE %s: %s() is not written yet (chapter %s).\n"
             "  task:  %s\n"
             "  where: %s:%d\n"
-            "  read:  chapter %s, section \"%s\"  (grader read %s)\n",
+            "  read:  chapter %s, section \"%s\"  (build/grader/grader read %s)\n",
             pe_label(pe, sizeof pe), func, chapter, task, file, line, chapter, section, chapter);
     fflush(stderr);
     _exit(TSHMEM_EXIT_TODO);
