@@ -61,7 +61,7 @@ Test(ch1_2, exhaustion_returns_null, .description = "a request that does not fit
 Test(ch1_2, size_mismatch_caught_under_debug, .description = "TSHMEM_DEBUG=1 names the PE whose malloc size differs")
 {
     expect_error(CH, PROG, 3, "mismatch", NULL, ENV("TSHMEM_DEBUG=1"), TSHMEM_EXIT_ERROR,
-                 ARGS("tshmem_malloc", "PE 1 asked for 128 bytes but PE 0 asked for 64"));
+                 ARGS("tshmem_malloc: PE 1 asked for 128 bytes but PE 0 asked for 64"));
 }
 
 Test(ch1_2, symmetric_size_setting, .description = "TSHMEM_SYMMETRIC_SIZE sets the heap per PE (K, M, G)")
@@ -106,7 +106,7 @@ Test(ch1_2, ptr_rejects_non_symmetric, .description = "tshmem_ptr of a stack add
 Test(ch1_2, free_rejects_bad_pointer, .description = "tshmem_free of a pointer it never returned stops with a clear error")
 {
     expect_error(CH, PROG, 2, "free_bad", NULL, NULL, TSHMEM_EXIT_ERROR,
-                 ARGS("tshmem_free", "is not a block"));
+                 ARGS("tshmem_free: ", "is not a block"));
 }
 
 /* Counts /dev/shm entries whose name contains the job id. */

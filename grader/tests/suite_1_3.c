@@ -34,15 +34,15 @@ Test(ch1_3, fence_orders_puts, .description = "data, fence, flag: a PE that sees
 Test(ch1_3, bad_pe_is_an_error, .description = "a put or get to a PE that does not exist stops with a clear error")
 {
     expect_error(CH, PROG, 4, "bad_pe", ARGS("n"), NULL, TSHMEM_EXIT_ERROR,
-                 ARGS("tshmem_putmem", "pe 4 is out of range"));
+                 ARGS("tshmem_putmem: pe 4 is out of range"));
     expect_error(CH, PROG, 2, "bad_pe", ARGS("-1", "get"), NULL, TSHMEM_EXIT_ERROR,
-                 ARGS("tshmem_getmem", "pe -1 is out of range"));
+                 ARGS("tshmem_getmem: pe -1 is out of range"));
 }
 
 Test(ch1_3, non_symmetric_address_is_an_error, .description = "a put to a stack address, or past the heap's end, stops with a clear error")
 {
     expect_error(CH, PROG, 2, "bad_addr", NULL, NULL, TSHMEM_EXIT_ERROR,
-                 ARGS("tshmem_putmem", "not in the symmetric heap"));
+                 ARGS("tshmem_putmem: dest", "is not in the symmetric heap"));
     expect_error(CH, PROG, 2, "bad_addr", ARGS("overrun"), NULL, TSHMEM_EXIT_ERROR,
-                 ARGS("tshmem_putmem", "past the end of the symmetric heap"));
+                 ARGS("tshmem_putmem: dest", "past the end of the symmetric heap"));
 }

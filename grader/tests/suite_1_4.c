@@ -45,7 +45,7 @@ Test(ch1_4, team_barrier_on_node_team, .description = "tshmem_barrier and team_s
 Test(ch1_4, bad_arguments_are_errors, .description = "an unknown comparison or signal operation stops with a clear error")
 {
     expect_error(CH, PROG, 2, "bad_args", ARGS("cmp"), NULL, TSHMEM_EXIT_ERROR,
-                 ARGS("tshmem_uint64_wait_until", "comparison 99"));
+                 ARGS("tshmem_uint64_wait_until: comparison 99"));
     expect_error(CH, PROG, 2, "bad_args", ARGS("op"), NULL, TSHMEM_EXIT_ERROR,
-                 ARGS("tshmem_signal_op", "sig_op 7"));
+                 ARGS("tshmem_signal_op: sig_op 7"));
 }

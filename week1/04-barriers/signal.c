@@ -48,6 +48,7 @@ void tshmem_uint64_wait_until(uint64_t *ivar, int cmp, uint64_t cmp_value)
 
 uint64_t tshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
 {
+    tshmem_require_live(__func__);
     (void)sig_addr; (void)cmp; (void)cmp_value;
     TSHMEM_TODO("Waiting", "wait like tshmem_uint64_wait_until, then return the value that satisfied it");
 }

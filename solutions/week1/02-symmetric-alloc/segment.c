@@ -43,7 +43,7 @@ static void name_segment(char *name, size_t len)
  * units so that every slice starts on a 2 MiB boundary (see map_aligned). */
 static size_t slice_size(size_t heap)
 {
-    if (heap < TSHMEM_HEAP_ALIGN)
+    if (heap < 4096)
         tshmem_fail("tshmem_init", "TSHMEM_SYMMETRIC_SIZE=%zu leaves no room for data: ask for at "
                     "least 4K of symmetric heap per PE (the default is 8M).", heap);
     if (heap > (SIZE_MAX / 4 - TSHMEM_RESERVED_BYTES))

@@ -87,8 +87,8 @@ void tshmem_uint64_wait_until(uint64_t *ivar, int cmp, uint64_t cmp_value)
 
 uint64_t tshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
 {
-    /* BEGIN SOLUTION (Waiting): wait like tshmem_uint64_wait_until, then return the value that satisfied it */
     tshmem_require_live(__func__);
+    /* BEGIN SOLUTION (Waiting): wait like tshmem_uint64_wait_until, then return the value that satisfied it */
     tshmem_check_symmetric(__func__, "sig_addr", sig_addr, sizeof *sig_addr);
     tshmem_check_cmp(__func__, cmp);
     struct tshmem_spin spin;
