@@ -56,7 +56,7 @@ STUBGEN      := build/tools/stubgen
 NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES))
 
 .SECONDARY:
-.PHONY: all help deps lib pe-programs suites grader stubs check-stubs week1 test selftest \
+.PHONY: all help deps lib pe-programs suites grader stubs check-stubs week1 test \
         clean print-build-dir print-chapters
 
 all: lib grader
