@@ -47,6 +47,7 @@ STUB_FILES   := $(patsubst solutions/%,build/stubs/%,$(SOLUTION_SRC))
 LIB_OBJS     := $(patsubst solutions/%.c,$(BUILD)/obj/%.o,$(SOLUTION_SRC))
 LIB          := $(BUILD)/lib/libtshmem.a
 PE_PROGS     := $(patsubst grader/pe/%.c,$(BUILD)/bin/%,$(wildcard grader/pe/pe_*.c))
+BENCH_PROGS  := $(patsubst grader/bench/%.c,$(BUILD)/bin/%,$(wildcard grader/bench/bench_*.c))
 SUITES       := $(patsubst grader/tests/%.c,build/grader/%,$(wildcard grader/tests/suite_*.c))
 HARNESS      := grader/harness/job.c grader/harness/report.c
 GRADER_SRC   := $(wildcard grader/src/*.c)
@@ -56,7 +57,8 @@ STUBGEN      := build/tools/stubgen
 NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES))
 
 .SECONDARY:
-.PHONY: all help deps lib pe-programs suites grader stubs check-stubs week1 test \
+.PHONY: all help deps lib pe-programs bench-programs suites grader stubs check-stubs week1 \
+        week2 test \
         clean print-build-dir print-chapters
 
 all: lib grader
@@ -68,7 +70,9 @@ help:
 	@echo "  make test         build everything with warnings as errors; every suite must pass on"
 	@echo "                    solutions/ and fail on each chapter's stub; check stub drift"
 	@echo "  make lib          build build/<impl>/lib/libtshmem.a (IMPL=learner|solutions)"
+	@echo "  make week2        the same for chapters 2.1-2.5"
 	@echo "  make pe-programs  build the PE-side test programs of a variant (IMPL, REF, STUB)"
+	@echo "  make bench-programs  build the chapter benchmarks of a variant (build/<impl>/bin/bench_*)"
 	@echo "  make suites       build the Criterion test suites (build/grader/suite_*)"
 	@echo "  make grader       build the grader (build/grader/grader; try: build/grader/grader --help)"
 	@echo "  make stubs        generate every chapter's stub from solutions/ into build/stubs/"
@@ -104,6 +108,13 @@ $(BUILD)/bin/%: grader/pe/%.c grader/pe/pe_test.h $(HEADERS) $(LIB)
 	@mkdir -p $(@D)
 	$(MPICC) $(CSTD) $(CFLAGS) $(WARN) $(INCLUDE) $< $(LIB) -lpthread -lm -o $@
 
+# ---- Chapter benchmarks, linked against the variant's library -------------------------------
+bench-programs: $(BENCH_PROGS)
+
+$(BUILD)/bin/bench_%: grader/bench/bench_%.c grader/bench/bench.h $(HEADERS) $(LIB)
+	@mkdir -p $(@D)
+	$(MPICC) $(CSTD) $(CFLAGS) $(WARN) $(INCLUDE) -Igrader/bench $< $(LIB) -lpthread -lm -o $@
+
 # ---- Criterion suites and the grader (independent of the variant) -----------------------------
 suites: $(SUITES)
 
@@ -134,6 +145,10 @@ check-stubs: $(STUB_FILES)
 week1: deps
 	@$(MAKE) --no-print-directory -s grader suites
 	@$(GRADER) test week1
+
+week2: deps
+	@$(MAKE) --no-print-directory -s grader suites
+	@$(GRADER) test week2
 
 test: deps
 	@$(MAKE) --no-print-directory -s STRICT=1 grader suites stubs $(STUBGEN)

@@ -91,6 +91,54 @@ void tshmem_sync_all(void);    /* all PEs arrive; completes nothing */
 int  tshmem_barrier(tshmem_team_t team);
 int  tshmem_team_sync(tshmem_team_t team);
 
+/* ---- 1.5 Ring communication (course additions, on TSHMEM_TEAM_WORLD) ------------------------
+ * The first programs on your own runtime. dest is symmetric; every PE calls each function with
+ * the same arguments (collective); calls may follow each other with no reset between them. */
+void     tshmem_ring_shift(void *dest, const void *source, size_t nbytes);   /* to PE me+1, then barrier */
+void     tshmem_ring_broadcast(void *dest, const void *source, size_t nbytes, int pe_root);
+uint64_t tshmem_ring_token(int laps);  /* a token goes round the ring `laps` times; see 1.5 */
+void     tshmem_ring_broadcast_pipelined(void *dest, const void *source, size_t nbytes,
+                                         int pe_root, size_t chunk_bytes); /* 0: a default chunk */
+
+/* ---- 2.1 Communication buffers (course additions) -------------------------------------------
+ * A DeepEP-like channel for every ordered pair of PEs: n_slots slots of slot_bytes each, with
+ * head/tail counters. Messages of any size, received per sender in the order they were sent. */
+typedef struct tshmem_buffer tshmem_buffer_t;
+tshmem_buffer_t *tshmem_buffer_create(size_t n_slots, size_t slot_bytes);   /* collective */
+void    tshmem_buffer_destroy(tshmem_buffer_t *buf);                         /* collective */
+void    tshmem_buffer_send(tshmem_buffer_t *buf, int pe, const void *msg, size_t nbytes);
+size_t  tshmem_buffer_recv(tshmem_buffer_t *buf, int pe, void *msg, size_t max_bytes);
+int     tshmem_buffer_poll(tshmem_buffer_t *buf, int pe); /* 1 if a message from pe is waiting */
+void   *tshmem_buffer_reserve(tshmem_buffer_t *buf, int pe, size_t nbytes); /* zero-copy send: */
+void    tshmem_buffer_commit(tshmem_buffer_t *buf, int pe);                /* write, then commit */
+
+/* ---- Week 2 collectives (2.2, 2.3; 0 on success) ------------------------------------------- */
+int tshmem_float_sum_reduce (tshmem_team_t team, float   *dest, const float   *source, size_t nreduce);
+int tshmem_double_sum_reduce(tshmem_team_t team, double  *dest, const double  *source, size_t nreduce);
+int tshmem_int64_sum_reduce (tshmem_team_t team, int64_t *dest, const int64_t *source, size_t nreduce);
+int tshmem_float_max_reduce (tshmem_team_t team, float   *dest, const float   *source, size_t nreduce);
+int tshmem_fcollectmem(tshmem_team_t team, void *dest, const void *source, size_t nbytes);
+int tshmem_broadcastmem(tshmem_team_t team, void *dest, const void *source, size_t nbytes, int pe_root);
+int tshmem_alltoallmem(tshmem_team_t team, void *dest, const void *source, size_t nbytes);
+
+/* The algorithms behind them, each callable on its own (course additions). */
+enum tshmem_dtype { TSHMEM_DTYPE_FLOAT, TSHMEM_DTYPE_DOUBLE, TSHMEM_DTYPE_INT64 };
+enum tshmem_op { TSHMEM_OP_SUM, TSHMEM_OP_MAX };
+enum tshmem_algo {
+    TSHMEM_ALGO_AUTO,               /* the selector picks by size and team size */
+    TSHMEM_ALGO_ONESHOT,            /* 2.2: read every peer's source directly */
+    TSHMEM_ALGO_RECURSIVE_DOUBLING, /* 2.2: log2(n) exchange rounds */
+    TSHMEM_ALGO_RING,               /* 2.2: reduce-scatter + allgather; 2.3: ring */
+    TSHMEM_ALGO_DIRECT,             /* 2.3: every PE pushes its block to every peer */
+    TSHMEM_ALGO_HYBRID              /* 2.3: direct inside a node, ring across nodes */
+};
+int tshmem_allreduce(tshmem_team_t team, void *dest, const void *source, size_t count,
+                     enum tshmem_dtype dtype, enum tshmem_op op, enum tshmem_algo algo);
+int tshmem_fcollectmem_algo(tshmem_team_t team, void *dest, const void *source, size_t nbytes,
+                            enum tshmem_algo algo);
+int tshmem_broadcastmem_algo(tshmem_team_t team, void *dest, const void *source, size_t nbytes,
+                             int pe_root, enum tshmem_algo algo);
+
 /* Exit statuses the runtime uses when it stops a program. */
 #define TSHMEM_EXIT_ERROR 64 /* wrong use of the API or a bad setting: the message says which */
 #define TSHMEM_EXIT_TODO  99 /* a stub that the learner has not written yet was reached */

@@ -22,7 +22,9 @@
                                         * 2 MiB gives the same offset on every PE */
 #define TSHMEM_MAX_TEAMS    16    /* team handles 0 .. 15; 0 and 1 are WORLD and NODE */
 #define TSHMEM_MAX_ROUNDS   24    /* enough dissemination rounds for 2^24 PEs */
-#define TSHMEM_RESERVED_BYTES (64 * 1024) /* the runtime's own words at the start of each slice */
+#define TSHMEM_RESERVED_BYTES (2u << 20) /* the runtime's own words at the start of each slice */
+#define TSHMEM_COLL_MAX_PES 256   /* per-source words of the collectives' flag areas */
+#define TSHMEM_SCRATCH_BYTES (1u << 20) /* per PE: where collectives receive partial results */
 
 /* A word that one PE writes and another waits on, alone on its cache line. */
 struct tshmem_flag {
@@ -30,10 +32,25 @@ struct tshmem_flag {
     char pad[TSHMEM_CACHE_LINE - sizeof(uint64_t)];
 };
 
-/* The start of every PE's slice: symmetric words the runtime itself uses. Later chapters add
- * their own flags here; the user heap begins TSHMEM_RESERVED_BYTES into the slice. */
+/* The flags of one team's collectives (2.2, 2.3). Every word has exactly one writer (named
+ * beside it) and only ever grows: a call waits for "at least this sequence number", so no flag
+ * is reset between calls. */
+struct tshmem_coll_flags {
+    struct tshmem_flag ring_data;                  /* written by my ring predecessor */
+    struct tshmem_flag ring_ack;                   /* written by my ring successor */
+    struct tshmem_flag round[TSHMEM_MAX_ROUNDS];   /* round r: written by that round's partner */
+    struct tshmem_flag extra[8];                   /* the algorithm's own (non-power-of-two fix-up) */
+    _Alignas(TSHMEM_CACHE_LINE) uint64_t from[TSHMEM_COLL_MAX_PES]; /* from[i]: written by team PE i */
+};
+
+/* The start of every PE's slice: symmetric words the runtime itself uses. The user heap begins
+ * TSHMEM_RESERVED_BYTES into the slice. */
 struct tshmem_reserved {
     struct tshmem_flag sync[TSHMEM_MAX_TEAMS][TSHMEM_MAX_ROUNDS]; /* team_sync rounds (1.4) */
+    struct tshmem_flag ring[16];                            /* the ring programs (1.5) */
+    struct tshmem_coll_flags reduce[TSHMEM_MAX_TEAMS];     /* allreduce (2.2) */
+    struct tshmem_coll_flags collect[TSHMEM_MAX_TEAMS];    /* fcollect and broadcast (2.3) */
+    _Alignas(TSHMEM_HEAP_ALIGN) char scratch[TSHMEM_SCRATCH_BYTES]; /* collectives' landing zone */
 };
 _Static_assert(sizeof(struct tshmem_reserved) <= TSHMEM_RESERVED_BYTES,
                "the reserved area outgrew TSHMEM_RESERVED_BYTES");
@@ -139,6 +156,12 @@ void tshmem_offnode_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int 
 uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, uint64_t cond,
                             int pe);
 void tshmem_offnode_quiet(void);
+
+/* ---- Provided: local reduction arithmetic (week2/07-allreduce/combine.c) -------------------- */
+size_t tshmem_dtype_size(enum tshmem_dtype dtype);
+/* inout[i] = inout[i] (op) in[i] for i < count. */
+void tshmem_reduce_local(enum tshmem_dtype dtype, enum tshmem_op op, void *inout, const void *in,
+                         size_t count);
 
 /* ---- Written in the chapters, used across them ------------------------------------------------ */
 void tshmem_require_live(const char *func);  /* 1.1: stop unless between init and finalize */

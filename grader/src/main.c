@@ -15,6 +15,8 @@ static void usage(FILE *out)
             "  grader test CHAPTER|weekN|all   build your code and run the chapters' tests\n"
             "      --ref-deps                  take every earlier chapter from the reference solution\n"
             "      --impl learner|solutions    whose code to test (default: yours, in weekN/)\n"
+            "      --stub                      (maintainers) the chapter from its generated stub, so\n"
+            "                                  every test should fail; with --impl solutions\n"
             "  grader selftest                 the course's own check (what `make test` runs): every\n"
             "                                  suite passes on solutions/ and fails on each stub\n\n"
             "Examples: grader test 1.3    grader test 2.2 --ref-deps    grader test week1\n"
@@ -81,7 +83,7 @@ static int count_passed(const struct chapter_run *r)
 static int cmd_test(const struct course *c, int argc, char **argv)
 {
     const char *sel = NULL;
-    int ref_deps = 0;
+    int ref_deps = 0, stub = 0;
     struct variant v = {.impl = "learner", .strict = getenv("CI") != NULL};
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--help")) {
@@ -91,6 +93,8 @@ static int cmd_test(const struct course *c, int argc, char **argv)
             ref_deps = 1;
         } else if (!strcmp(argv[i], "--impl") && i + 1 < argc) {
             v.impl = argv[++i];
+        } else if (!strcmp(argv[i], "--stub")) {
+            stub = 1;
         } else if (argv[i][0] != '-' && !sel) {
             sel = argv[i];
         } else {
@@ -110,6 +114,8 @@ static int cmd_test(const struct course *c, int argc, char **argv)
     char summary[2048] = "";
     for (int i = 0; i < n; i++) {
         v.ref[0] = '\0';
+        if (stub)
+            snprintf(v.stub, sizeof v.stub, "%s", chs[i]->id);
         for (int j = 0; ref_deps && &c->chapters[j] != chs[i]; j++)
             snprintf(v.ref + strlen(v.ref), sizeof v.ref - strlen(v.ref), "%s ", c->chapters[j].id);
         printf("\n%s %s  (%s%s)\n", chs[i]->id, chs[i]->title, chs[i]->dir,
