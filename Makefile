@@ -26,7 +26,7 @@ INCLUDE := -Iinclude
 
 # id:directory of every chapter that exists, in roadmap order (grader/course.json agrees).
 CHAPTERS := 1.1:week1/01-init 1.2:week1/02-symmetric-alloc 1.3:week1/03-put-get \
-            1.4:week1/04-barriers
+            1.4:week1/04-barriers 1.5:week1/05-ring
 ch_id  = $(word 1,$(subst :, ,$1))
 ch_dir = $(word 2,$(subst :, ,$1))
 
@@ -66,7 +66,7 @@ all: lib grader
 help:
 	@echo "The tshmem course. Quick start: make week1 (your chapters), make test (the course's own checks)."
 	@echo
-	@echo "  make week1        install what is missing, build your code, grade chapters 1.1-1.4"
+	@echo "  make week1        install what is missing, build your code, grade chapters 1.1-1.5"
 	@echo "  make test         build everything with warnings as errors; every suite must pass on"
 	@echo "                    solutions/ and fail on each chapter's stub; check stub drift"
 	@echo "  make lib          build build/<impl>/lib/libtshmem.a (IMPL=learner|solutions)"
