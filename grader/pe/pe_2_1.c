@@ -349,6 +349,39 @@ static void reuse(int argc, char **argv)
     tshmem_finalize();
 }
 
+/* poll, checked between barriers: round r, every PE sends r % (N_SLOTS + 1) messages to every
+ * PE; after a barrier poll must say 1 exactly while messages from that PE are left. */
+static void poll_waiting(int argc, char **argv)
+{
+    size_t n_slots = arg_size(argc, argv, 2, 3), slot = arg_size(argc, argv, 3, 32);
+    int rounds = (int)arg_size(argc, argv, 4, 12);
+    pe_init();
+    int me = tshmem_my_pe(), n = tshmem_n_pes();
+    tshmem_buffer_t *buf = tshmem_buffer_create(n_slots, slot);
+    unsigned char msg[64] = {0};
+    for (int r = 0; r < rounds; r++) {
+        uint64_t k = (uint64_t)r % (n_slots + 1);
+        for (int d = 0; d < n; d++)
+            for (uint64_t i = 0; i < k; i++)
+                tshmem_buffer_send(buf, (me + d) % n, msg, i % 2 ? slot : 1);
+        tshmem_barrier_all(); /* every message of this round has arrived */
+        for (int from = 0; from < n; from++) {
+            for (uint64_t i = 0; i < k; i++) {
+                CHECK_OR_STOP(tshmem_buffer_poll(buf, from) == 1, "round %d: PE %d sent %llu "
+                              "messages and %llu are still waiting, but poll(%d) returned 0",
+                              r, from, (unsigned long long)k, (unsigned long long)(k - i), from);
+                tshmem_buffer_recv(buf, from, msg, sizeof msg);
+            }
+            CHECK_OR_STOP(tshmem_buffer_poll(buf, from) == 0, "round %d: all %llu messages from "
+                          "PE %d were received, but poll(%d) returned 1", r,
+                          (unsigned long long)k, from, from);
+        }
+        tshmem_barrier_all(); /* nobody sends the next round before everyone has polled */
+    }
+    tshmem_buffer_destroy(buf);
+    tshmem_finalize();
+}
+
 /* Wrong uses; each must stop the program with a clear message before the FAIL line. */
 static void bad(int argc, char **argv)
 {
@@ -402,7 +435,7 @@ int main(int argc, char **argv)
     static const struct scenario list[] = {
         {"fifo", fifo},       {"storm", storm},         {"many_to_one", many_to_one},
         {"chunks", chunks},   {"zero_copy", zero_copy}, {"reuse", reuse},
-        {"bad", bad},         {NULL, NULL},
+        {"poll", poll_waiting}, {"bad", bad},         {NULL, NULL},
     };
     return pe_main(argc, argv, list);
 }

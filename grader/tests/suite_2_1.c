@@ -52,6 +52,11 @@ Test(ch2_1, send_to_self, .description = "a PE sends to itself (single and chunk
     expect_ok_on(CH, PROG, "storm", ARGS("4", "64", "40", "5"), NULL, 30, (int[]){1, END_PES});
 }
 
+Test(ch2_1, poll_sees_waiting_messages, .description = "poll is 1 exactly while a message from that PE is waiting, between barriers")
+{
+    expect_ok_on(CH, PROG, "poll", ARGS("3", "32", "12"), NULL, 30, (int[]){1, 2, 3, END_PES});
+}
+
 Test(ch2_1, destroy_leaves_heap_reusable, .description = "20 create/use/destroy cycles: each new buffer starts empty, and the heap gets every block back")
 {
     expect_ok_on(CH, PROG, "reuse", ARGS("20"), NULL, 30, (int[]){2, 3, END_PES});
