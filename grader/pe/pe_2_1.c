@@ -159,11 +159,13 @@ static void storm(int argc, char **argv)
             for (int i = 0; i < n_left; i++) {
                 int from = left[i];
                 /* Mostly poll; now and then block in recv on a sender that may not be ready. */
-                int block = draw(seed, (uint64_t)me, (uint64_t)from, (uint64_t)(r * 7 + pass)) % 5 == 0;
+                uint64_t h = draw(seed, (uint64_t)me, (uint64_t)from, (uint64_t)(r * 7 + pass));
+                int block = h % 5 == 0;
                 if (!block && !tshmem_buffer_poll(buf, from))
                     continue;
-                size_t size = (size_t)(draw(seed, (uint64_t)from, (uint64_t)me, (uint64_t)r) % (cap + 1));
-                size_t room = size + (size_t)(r % 3) * 17; /* max_bytes equal to or above the size */
+                h = draw(seed, (uint64_t)from, (uint64_t)me, (uint64_t)r);
+                size_t size = (size_t)(h % (cap + 1));
+                size_t room = size + (size_t)(r % 3) * 17; /* max_bytes: the size or above */
                 size_t len = tshmem_buffer_recv(buf, from, in, room);
                 if (!check_message("storm", from, (uint64_t)r, in, len, size, want))
                     return;
@@ -200,7 +202,8 @@ static void many_to_one(int argc, char **argv)
         }
         STEP("sent %llu messages", (unsigned long long)count);
     } else {
-        uint64_t *next = calloc((size_t)n, sizeof *next), total = 0, all = count * (uint64_t)(n - 1);
+        uint64_t *next = calloc((size_t)n, sizeof *next), total = 0;
+        uint64_t all = count * (uint64_t)(n - 1);
         for (int from = 1; total < all; from = from % (n - 1) + 1) {
             if (next[from] == count || !tshmem_buffer_poll(buf, from)) {
                 sched_yield();
@@ -236,7 +239,8 @@ static void chunks(int argc, char **argv)
                       2 * slot,    3 * slot + 7, cap - 1, cap,     cap + 1,
                       5 * cap + 3, 0,       (1u << 20) + 13,        1};
     size_t n_sizes = sizeof sizes / sizeof sizes[0];
-    unsigned char *msg = malloc((1u << 20) + 5 * cap + 64), *want = malloc((1u << 20) + 5 * cap + 64);
+    size_t most = (1u << 20) + 5 * cap + 64;
+    unsigned char *msg = malloc(most), *want = malloc(most);
     int partner = me % 2 == 0 ? me + 1 : me - 1;
     for (size_t k = 0; k < n_sizes; k++) {
         if (partner >= n) { /* alone: to itself, within its ring */

@@ -6,7 +6,8 @@
 
 Test(ch2_1, fifo_order_per_pair, .description = "bursts that fill every ring, every PE to every PE and itself: each pair's messages arrive in order")
 {
-    expect_ok_on(CH, PROG, "fifo", ARGS("4", "64", "40"), NULL, 30, (int[]){1, 2, 3, 5, 8, END_PES});
+    expect_ok_on(CH, PROG, "fifo", ARGS("4", "64", "40"), NULL, 30,
+                 (int[]){1, 2, 3, 5, 8, END_PES});
 }
 
 Test(ch2_1, chunks_around_slot_boundaries, .description = "0, 1, slot-1, slot, slot+1 ... 5 rings and 1 MiB: split into slots and put back together")
@@ -22,13 +23,16 @@ Test(ch2_1, storm_random_sizes_checksums, .description = "all-to-all storm, rand
 
 Test(ch2_1, slow_receiver_does_not_block_senders, .description = "a receiver that sleeps after every message: senders wait for credits, then finish, overwriting nothing")
 {
-    expect_ok_on(CH, PROG, "many_to_one", ARGS("4", "256", "200", "200"), NULL, 30, (int[]){2, END_PES});
-    expect_ok_on(CH, PROG, "many_to_one", ARGS("2", "128", "40", "500"), NULL, 30, (int[]){5, END_PES});
+    expect_ok_on(CH, PROG, "many_to_one", ARGS("4", "256", "200", "200"), NULL, 30,
+                 (int[]){2, END_PES});
+    expect_ok_on(CH, PROG, "many_to_one", ARGS("2", "128", "40", "500"), NULL, 30,
+                 (int[]){5, END_PES});
 }
 
 Test(ch2_1, many_senders_one_receiver, .description = "every PE sends several rings' worth to PE 0, which takes from whoever is ready")
 {
-    expect_ok_on(CH, PROG, "many_to_one", ARGS("4", "256", "100", "0"), NULL, 30, (int[]){3, 8, END_PES});
+    expect_ok_on(CH, PROG, "many_to_one", ARGS("4", "256", "100", "0"), NULL, 30,
+                 (int[]){3, 8, END_PES});
 }
 
 Test(ch2_1, one_slot_and_one_byte_slots, .description = "rings of 1 slot, slots of 1 byte, and both: every message still arrives whole")

@@ -109,7 +109,8 @@ void tshmem_buffer_destroy(tshmem_buffer_t *buf)
     for (int pe = 0; pe < buf->n_pes; pe++)
         if (buf->reserved[pe] != TSHMEM_NO_RESERVE)
             tshmem_warn(__func__, "a slot reserved for PE %d was never committed; its message is "
-                        "dropped. Call tshmem_buffer_commit after every tshmem_buffer_reserve.", pe);
+                        "dropped. Call tshmem_buffer_commit after every tshmem_buffer_reserve.",
+                        pe);
     if (tshmem_env_flag("TSHMEM_DEBUG")) {
         /* Every PE has sent all it will send once all have arrived here. */
         tshmem_barrier_all();

@@ -115,14 +115,15 @@ static const struct tshmem_slot_header *next_header(const char *func, tshmem_buf
                                                     int pe, uint64_t chunk, size_t msg_bytes)
 {
     const struct tshmem_slot_header *h = (const void *)slot_at(buf, pe, buf->taken[pe]);
-    if (h->chunk != chunk || h->bytes > buf->slot_bytes || (chunk > 0 && h->msg_bytes != msg_bytes))
+    if (h->chunk != chunk || h->bytes > buf->slot_bytes ||
+        (chunk > 0 && h->msg_bytes != msg_bytes))
         tshmem_fail(func, "slot %llu from PE %d holds chunk %llu (%llu bytes of a %llu-byte "
-                    "message), but chunk %llu of %s was expected. Was the slot overwritten before it "
-                    "was read (does send wait for a credit?), or did the tail move before the "
-                    "slot was written?",
-                    (unsigned long long)buf->taken[pe], pe, (unsigned long long)h->chunk,
-                    (unsigned long long)h->bytes, (unsigned long long)h->msg_bytes,
-                    (unsigned long long)chunk, chunk ? "the message being received" : "a new message");
+                    "message), but chunk %llu of %s was expected. Was the slot overwritten before "
+                    "it was read (does send wait for a credit?), or did the tail move before the "
+                    "slot was written?", (unsigned long long)buf->taken[pe], pe,
+                    (unsigned long long)h->chunk, (unsigned long long)h->bytes,
+                    (unsigned long long)h->msg_bytes, (unsigned long long)chunk,
+                    chunk ? "the message being received" : "a new message");
     return h;
 }
 
