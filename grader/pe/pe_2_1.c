@@ -235,11 +235,13 @@ static void chunks(int argc, char **argv)
     int me = tshmem_my_pe(), n = tshmem_n_pes();
     tshmem_buffer_t *buf = tshmem_buffer_create(n_slots, slot);
     size_t cap = n_slots * slot;
+    /* The largest: 1 MiB, or 4096 slots when slots are small (each slot is a hand-over). */
+    size_t big = (slot >= 256 ? (1u << 20) : 4096 * slot) + 13;
     size_t sizes[] = {0,           1,       slot - 1, slot,         slot + 1,
                       2 * slot,    3 * slot + 7, cap - 1, cap,     cap + 1,
-                      5 * cap + 3, 0,       (1u << 20) + 13,        1};
+                      5 * cap + 3, 0,       big,                    1};
     size_t n_sizes = sizeof sizes / sizeof sizes[0];
-    size_t most = (1u << 20) + 5 * cap + 64;
+    size_t most = big + 5 * cap + 64;
     unsigned char *msg = malloc(most), *want = malloc(most);
     int partner = me % 2 == 0 ? me + 1 : me - 1;
     for (size_t k = 0; k < n_sizes; k++) {
