@@ -102,7 +102,11 @@ void     tshmem_ring_broadcast_pipelined(void *dest, const void *source, size_t 
 
 /* ---- 2.1 Communication buffers (course additions) -------------------------------------------
  * A DeepEP-like channel for every ordered pair of PEs: n_slots slots of slot_bytes each, with
- * head/tail counters. Messages of any size, received per sender in the order they were sent. */
+ * head/tail counters. Messages of any size, received per sender in the order they were sent.
+ * send blocks while the ring to pe is full (flow control) and splits a message larger than a
+ * slot into several slots; recv blocks until the whole message from pe is in msg and returns
+ * its size (it stops the program if the message is larger than max_bytes). A zero-copy send is
+ * reserve (wait for a free slot, get a pointer into it), write at most nbytes there, commit. */
 typedef struct tshmem_buffer tshmem_buffer_t;
 tshmem_buffer_t *tshmem_buffer_create(size_t n_slots, size_t slot_bytes);   /* collective */
 void    tshmem_buffer_destroy(tshmem_buffer_t *buf);                         /* collective */

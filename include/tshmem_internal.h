@@ -163,6 +163,49 @@ size_t tshmem_dtype_size(enum tshmem_dtype dtype);
 void tshmem_reduce_local(enum tshmem_dtype dtype, enum tshmem_op op, void *inout, const void *in,
                          size_t count);
 
+/* ---- 2.1: communication buffers (week2/06-buffers) ------------------------------------------
+ * One tshmem_malloc block per buffer, with the same layout on every PE:
+ *
+ *   tail[0 .. n_pes-1]   tail[s] on PE r: slots that sender s has filled in r's ring for s.
+ *                        Written only by s (a release store after the slot), read by r.
+ *   head[0 .. n_pes-1]   head[r] on PE s: slots that receiver r has emptied of its ring for s,
+ *                        the credits. Written only by r (after reading the slot), read by s.
+ *   ring[0 .. n_pes-1]   ring[s] on PE r: n_slots slots that only s writes and only r reads.
+ *
+ * A slot is a header (one cache line) followed by slot_bytes of payload. Every counter counts
+ * slots since the buffer was created and only grows; slot number k sits at k % n_slots. */
+#define TSHMEM_BUFFER_MAGIC 0x62756666657221ull /* "buffer!": a live tshmem_buffer_t */
+
+struct tshmem_slot_header {
+    _Alignas(TSHMEM_CACHE_LINE) uint64_t bytes; /* payload bytes in this slot (<= slot_bytes) */
+    uint64_t msg_bytes;                         /* bytes of the whole message */
+    uint64_t chunk;                             /* 0 in a message's first slot, then 1, 2, ... */
+    uint64_t last;                              /* 1 in a message's last slot */
+};
+
+struct tshmem_buffer {
+    uint64_t magic;       /* TSHMEM_BUFFER_MAGIC while the buffer lives */
+    size_t n_slots, slot_bytes;
+    size_t slot_stride;   /* header + payload, rounded up to whole cache lines */
+    size_t ring_bytes;    /* n_slots * slot_stride */
+    int n_pes;
+    void *block;          /* the symmetric block (tshmem_malloc) */
+    struct tshmem_flag *tail, *head; /* in the block, as above */
+    char *rings;          /* in the block: ring s starts at rings + s * ring_bytes */
+    /* Private to this PE: what it has done and what it last saw, per peer. */
+    uint64_t *sent;       /* sent[r]: slots this PE filled in r's ring (the tail it wrote) */
+    uint64_t *head_seen;  /* head_seen[r]: the credits it last read from its head[r] */
+    uint64_t *taken;      /* taken[s]: slots it emptied from its ring for s (the head it wrote) */
+    uint64_t *tail_seen;  /* tail_seen[s]: the tail[s] it last read */
+    size_t *reserved;     /* reserved[r]: bytes of an open reserve to r, or TSHMEM_NO_RESERVE */
+    char **staging;       /* staging[r]: slot_bytes of private memory for a zero-copy send to a
+                           * PE off this node (allocated at its first reserve), else NULL */
+};
+#define TSHMEM_NO_RESERVE ((size_t)-1)
+
+/* Provided (week2/06-buffers/buffer.c): stops with a clear message unless buf is a live buffer. */
+void tshmem_buffer_check(const char *func, const tshmem_buffer_t *buf);
+
 /* ---- Written in the chapters, used across them ------------------------------------------------ */
 void tshmem_require_live(const char *func);  /* 1.1: stop unless between init and finalize */
 void tshmem_heap_create(void);               /* 1.2: create and map this node's segment */
