@@ -69,8 +69,12 @@ local function unlink(inlines)
   }).content
 end
 
+-- Source pages (src/...) are made by tools/build-book with their links already right.
 local inline_filter = {
   Link = function(l)
+    if page_kind == "source" then
+      return nil
+    end
     l.target = rewrite_target(l.target)
     l.content = unlink(l.content)
     return l
@@ -80,6 +84,9 @@ local inline_filter = {
     return img
   end,
   Code = function(c)
+    if page_kind == "source" then
+      return nil
+    end
     local target = source_link(c.text)
     if target then
       return pandoc.Link({ c }, target, "", { class = "file" })

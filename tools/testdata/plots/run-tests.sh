@@ -21,4 +21,10 @@ check "the title is drawn" "grep -q 'Allreduce, 4 PEs (fixture)' '$work/plot.svg
 sed '/^op,/s/busbw_GBps/other/' "$work/plot.csv" >"$work/bad.csv"
 check "a CSV without the y column is refused, by name" \
   "! tools/plot-bench '$work/bad.csv' '$work/bad.svg' 2>'$work/err' && grep -q 'no column busbw_GBps' '$work/err'"
+# What grader bench writes (build/bench/*.csv): two runs (yours, the reference), several ops.
+tools/plot-bench "$here/grader-bench.csv" "$work/g.svg" --op fcollect --y busbw_GBps 2>"$work/err"
+check "plot-bench reads grader bench's CSV, one op of it" "grep -q '<svg' '$work/g.svg' && [ ! -s '$work/err' ]"
+check "series are named by run and impl when both vary" \
+  "grep -q '>yours tshmem<' '$work/g.svg' && grep -q '>reference tshmem<' '$work/g.svg' && grep -q '>yours mpi<' '$work/g.svg'"
+check "--op leaves the other operations out" "! grep -q 'broadcast' '$work/g.svg'"
 exit $fail
