@@ -6,6 +6,7 @@
 --     src/; any other ../ link points into the repository, two folders up from the site;
 --   * an anchor (#) beside every section heading, and "On this page" under the title;
 --   * on a chapter page, the files the chapter asks you to edit (from grader/course.json);
+--   * figures that link to their SVG, to see them full size;
 --   * ```{.text .alt} blocks (a figure's text version) folded under the figure;
 --   * ```{.c .compile} listings labelled: make test compiles every one of them;
 --   * [a number]{.unmeasured}: a figure that no benchmark has measured yet, marked as such.
@@ -98,7 +99,23 @@ local function html(s)
   return pandoc.RawBlock("html", s)
 end
 
+local function escape(s)
+  return (s:gsub("&", "&amp;"):gsub("<", "&lt;"):gsub(">", "&gt;"):gsub('"', "&quot;"))
+end
+
 local block_filter = {
+  -- A figure (an image alone in its paragraph) links to its SVG, to see it full size.
+  Para = function(p)
+    local img = p.content[1]
+    if #p.content ~= 1 or img.t ~= "Image" or not img.title:match("^fig:") then
+      return nil
+    end
+    local caption = pandoc.write(pandoc.Pandoc({ pandoc.Plain(img.caption) }), "html")
+    local src = escape(img.src)
+    return html('<figure><a class="figure-link" href="' .. src .. '" title="the figure on its own, full size">' ..
+      '<img src="' .. src .. '" alt="' .. escape(pandoc.utils.stringify(img.caption)) .. '"></a>' ..
+      "<figcaption>" .. caption .. "</figcaption></figure>")
+  end,
   CodeBlock = function(cb)
     if cb.classes:includes("alt") then
       return {
@@ -120,10 +137,6 @@ local block_filter = {
     end
   end,
 }
-
-local function escape(s)
-  return (s:gsub("&", "&amp;"):gsub("<", "&lt;"):gsub(">", "&gt;"):gsub('"', "&quot;"))
-end
 
 -- Anchors beside headings, "On this page" and the chapter's files, after the page's title.
 local function finish(doc)
