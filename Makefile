@@ -68,9 +68,8 @@ help:
 	@echo "The tshmem course. Quick start: make week1 (your chapters), make test (the course's own checks)."
 	@echo
 	@echo "  make week1        install what is missing, build your code, grade chapters 1.1-1.4"
-	@echo "  make test         check the book, build everything with warnings as errors; every"
-	@echo "                    suite must pass on solutions/ and fail on each chapter's stub;"
-	@echo "                    check stub drift"
+	@echo "  make test         build everything with warnings as errors; every suite must pass on"
+	@echo "                    solutions/ and fail on each chapter's stub; check stub drift"
 	@echo "  make lib          build build/<impl>/lib/libtshmem.a (IMPL=learner|solutions)"
 	@echo "  make week2        the same for chapters 2.1-2.5"
 	@echo "  make pe-programs  build the PE-side test programs of a variant (IMPL, REF, STUB)"
