@@ -63,11 +63,15 @@ end
 
 -- A link inside a link is not HTML: keep the inner one's text only.
 local function unlink(inlines)
-  return pandoc.walk_inline(pandoc.Span(inlines), {
-    Link = function(l)
-      return l.content
-    end,
-  }).content
+  local out = pandoc.List()
+  for _, el in ipairs(inlines) do
+    if el.t == "Link" then
+      out:extend(unlink(el.content))
+    else
+      out:insert(el)
+    end
+  end
+  return out
 end
 
 -- Source pages (src/...) are made by tools/build-book with their links already right.
@@ -105,9 +109,10 @@ end
 
 local block_filter = {
   -- A figure (an image alone in its paragraph) links to its SVG, to see it full size.
+  -- (pandoc 2.17 and later; an older pandoc draws a plain figure, and pandoc 3 its own.)
   Para = function(p)
     local img = p.content[1]
-    if #p.content ~= 1 or img.t ~= "Image" or not img.title:match("^fig:") then
+    if not pandoc.write or #p.content ~= 1 or img.t ~= "Image" or not img.title:match("^fig:") then
       return nil
     end
     local caption = pandoc.write(pandoc.Pandoc({ pandoc.Plain(img.caption) }), "html")
