@@ -4,7 +4,7 @@
 # compute. The times are a schematic, not measurements.
 # Run: gnuplot -e "outfile='overlap.svg'" overlap.gp   (tools/build-book does)
 if (!exists("outfile")) outfile = "overlap.svg"
-set terminal svg size 760,300 dynamic font "DejaVu Sans,11" background rgb "white"
+set terminal svg size 760,300 fixed font "DejaVu Sans,11" background rgb "white"
 set output outfile
 
 # start end row label kind(0 compute, 1 communication)
