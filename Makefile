@@ -58,6 +58,7 @@ STUBGEN      := build/tools/stubgen
 NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES))
 
 .SECONDARY:
+.PHONY: book check-book deps-book
 .PHONY: all help deps lib pe-programs bench-programs suites grader stubs check-stubs week1 \
         week2 test \
         clean print-build-dir print-chapters
@@ -78,7 +79,12 @@ help:
 	@echo "  make grader       build the grader (build/grader/grader; try: build/grader/grader --help)"
 	@echo "  make stubs        generate every chapter's stub from solutions/ into build/stubs/"
 	@echo "  make check-stubs  check that the committed stubs in week1/ equal a fresh generation"
+	@echo "  make book         build this course's book as a static site in build/book/ (open"
+	@echo "                    build/book/index.html); installs pandoc, graphviz, gnuplot, jq"
+	@echo "  make check-book   the book's checks (make test runs them): the site builds without"
+	@echo "                    warnings, links and images resolve, listings compile, screenshots"
 	@echo "  make deps         install missing Debian packages (apt-get, as root or through sudo)"
+	@echo "  make deps-book    the same, with what the book needs"
 	@echo "  make clean        remove build/"
 	@echo
 	@echo "Variables: IMPL=learner|solutions, REF=\"1.1 1.2\" (chapters from the reference),"
@@ -86,6 +92,9 @@ help:
 
 deps:
 	@tools/install-deps
+
+deps-book:
+	@tools/install-deps --book
 
 # ---- The runtime library of one variant -------------------------------------------------------
 lib: $(LIB)
@@ -151,9 +160,18 @@ week2: deps
 	@$(MAKE) --no-print-directory -s grader suites
 	@$(GRADER) test week2
 
-test: deps
+test: deps deps-book
 	@$(MAKE) --no-print-directory -s STRICT=1 grader suites stubs $(STUBGEN)
+	@tools/check-site
 	@$(GRADER) selftest
+
+# ---- The book: book/*.md, diagrams and plots rendered into a static site ---------------------
+# tools/build-book says how (pandoc, graphviz, gnuplot); tools/check-site checks the result.
+book: deps-book
+	@tools/build-book
+
+check-book: deps-book
+	@tools/check-site
 
 clean:
 	rm -rf build
