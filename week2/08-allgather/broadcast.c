@@ -1,8 +1,9 @@
 /* broadcast.c: tshmem_broadcastmem: the root's source lands in every PE's dest, the root's too.
  *
  * Chapter 2.3. Three algorithms, each callable on its own through tshmem_broadcastmem_algo:
- *   direct  every PE gets the data from the root's source (a pull): one hop, and the n - 1
- *           copies run on n - 1 PEs at once instead of one after another on the root.
+ *   direct  every PE copies the data from the root's source (a pull): one hop, and the n - 1
+ *           copies run on n - 1 PEs at once instead of one after another on the root; a
+ *           root with nothing to copy for itself puts a share into each PE meanwhile.
  *   ring    a pipelined, chunked ring from the root: chunk k moves on from a PE as soon as it
  *           arrived, so the last PE finishes about (n - 2) chunks after the first.
  *   hybrid  a pipelined ring of node leaders (the root leads its own node) across nodes;
@@ -35,11 +36,22 @@ static inline size_t chunk_bytes(size_t nbytes)
     return c < CHUNK_MIN ? CHUNK_MIN : c > CHUNK_MAX ? CHUNK_MAX : c;
 }
 
+/* The direct broadcast's steps on the root's word from[root] of a receiver. */
+enum {
+    PULL_ALL = DATA,      /* "my source is ready: copy all of it" */
+    PULL_HEAD = DATA + 1, /* "copy all but the last nbytes / n: I am putting those in myself" */
+    TAIL_SENT = DATA + 2  /* "the last nbytes / n are in your dest" */
+};
+/* A root in place has nothing to copy for itself: from this size on it puts a share of each
+ * receiver's copy while the receivers pull the rest, so that n cores copy instead of n - 1.
+ * Below it the extra signal costs more than the copy it saves (bench_2_3, see the book). */
+#define SHARE_MIN ((size_t)4 << 10)
+
 static void broadcast_direct(const struct tshmem_collect_call *call, char *dest,
                              const char *source, size_t nbytes, int root)
 {
     (void)call; (void)dest; (void)source; (void)nbytes; (void)root;
-    TSHMEM_TODO("Direct pull", "the root says its source is ready; every other PE copies it, then says DONE; the root leaves after every DONE");
+    TSHMEM_TODO("Direct pull", "every PE copies from the root's source and says DONE; a root in place puts the last nbytes / n into each PE meanwhile; the root leaves after every DONE");
 }
 
 static void broadcast_ring(const struct tshmem_collect_call *call, char *dest, const char *source,

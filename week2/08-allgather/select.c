@@ -13,5 +13,5 @@ enum tshmem_algo tshmem_collect_select(enum tshmem_collect_op op,
                                        const struct tshmem_collect_call *call, size_t nbytes)
 {
     (void)op; (void)call; (void)nbytes;
-    TSHMEM_TODO("The selector", "a team wider than the flag area gets the ring, a team across nodes the hybrid, a team on one node the first matching row of the table");
+    TSHMEM_TODO("The selector", "a team wider than the flag area gets the ring; otherwise the first row of the table that matches");
 }

@@ -1,8 +1,9 @@
 /* broadcast.c: tshmem_broadcastmem: the root's source lands in every PE's dest, the root's too.
  *
  * Chapter 2.3. Three algorithms, each callable on its own through tshmem_broadcastmem_algo:
- *   direct  every PE gets the data from the root's source (a pull): one hop, and the n - 1
- *           copies run on n - 1 PEs at once instead of one after another on the root.
+ *   direct  every PE copies the data from the root's source (a pull): one hop, and the n - 1
+ *           copies run on n - 1 PEs at once instead of one after another on the root; a
+ *           root with nothing to copy for itself puts a share into each PE meanwhile.
  *   ring    a pipelined, chunked ring from the root: chunk k moves on from a PE as soon as it
  *           arrived, so the last PE finishes about (n - 2) chunks after the first.
  *   hybrid  a pipelined ring of node leaders (the root leads its own node) across nodes;
@@ -35,27 +36,55 @@ static inline size_t chunk_bytes(size_t nbytes)
     return c < CHUNK_MIN ? CHUNK_MIN : c > CHUNK_MAX ? CHUNK_MAX : c;
 }
 
+/* The direct broadcast's steps on the root's word from[root] of a receiver. */
+enum {
+    PULL_ALL = DATA,      /* "my source is ready: copy all of it" */
+    PULL_HEAD = DATA + 1, /* "copy all but the last nbytes / n: I am putting those in myself" */
+    TAIL_SENT = DATA + 2  /* "the last nbytes / n are in your dest" */
+};
+/* A root in place has nothing to copy for itself: from this size on it puts a share of each
+ * receiver's copy while the receivers pull the rest, so that n cores copy instead of n - 1.
+ * Below it the extra signal costs more than the copy it saves (bench_2_3, see the book). */
+#define SHARE_MIN ((size_t)4 << 10)
+
 static void broadcast_direct(const struct tshmem_collect_call *call, char *dest,
                              const char *source, size_t nbytes, int root)
 {
-    /* BEGIN SOLUTION (Direct pull): the root says its source is ready; every other PE copies it, then says DONE; the root leaves after every DONE */
+    /* BEGIN SOLUTION (Direct pull): every PE copies from the root's source and says DONE; a root in place puts the last nbytes / n into each PE meanwhile; the root leaves after every DONE */
     struct tshmem_coll_flags *f = call->flags;
+    int n = call->n;
+    size_t tail = nbytes / (size_t)n, head = nbytes - tail;
     if (call->me == root) {
+        int share = dest == source && nbytes >= SHARE_MIN;
         /* My source holds this call's data from now until I return. */
-        for (int j = 0; j < call->n; j++)
+        for (int j = 0; j < n; j++)
             if (j != root)
-                tshmem_signal_op(&f->from[root], tag(call->seq, DATA), TSHMEM_SIGNAL_SET,
-                                 tshmem_collect_pe(call, j));
-        if (dest != source)
+                tshmem_signal_op(&f->from[root], tag(call->seq, share ? PULL_HEAD : PULL_ALL),
+                                 TSHMEM_SIGNAL_SET, tshmem_collect_pe(call, j));
+        if (!share && dest != source)
             memcpy(dest, source, nbytes); /* while the others copy too */
+        for (int j = 0; j < n && share; j++)
+            if (j != root) {
+                /* A put into j's dest needs j's credit, as always. */
+                tshmem_signal_wait_until(&f->from[j], TSHMEM_CMP_GE, tag(call->seq, CREDIT));
+                tshmem_putmem_signal(dest + head, source + head, tail, &f->from[root],
+                                     tag(call->seq, TAIL_SENT), TSHMEM_SIGNAL_SET,
+                                     tshmem_collect_pe(call, j));
+            }
         /* Nobody may still read my source when I return: my caller may rewrite it at once. */
-        for (int j = 0; j < call->n; j++)
+        for (int j = 0; j < n; j++)
             if (j != root)
                 tshmem_signal_wait_until(&f->from[j], TSHMEM_CMP_GE, tag(call->seq, DONE));
         return;
     }
-    tshmem_signal_wait_until(&f->from[root], TSHMEM_CMP_GE, tag(call->seq, DATA));
-    tshmem_getmem(dest, source, nbytes, tshmem_collect_pe(call, root));
+    /* The root may put into my dest (if it shares the work): it may from now on. */
+    tshmem_signal_op(&f->from[call->me], tag(call->seq, CREDIT), TSHMEM_SIGNAL_SET,
+                     tshmem_collect_pe(call, root));
+    uint64_t said = tshmem_signal_wait_until(&f->from[root], TSHMEM_CMP_GE, tag(call->seq, PULL_ALL));
+    int share = said >= tag(call->seq, PULL_HEAD);
+    tshmem_getmem(dest, source, share ? head : nbytes, tshmem_collect_pe(call, root));
+    if (share)
+        tshmem_signal_wait_until(&f->from[root], TSHMEM_CMP_GE, tag(call->seq, TAIL_SENT));
     /* Release: my reads of the root's source are complete before the root sees DONE. */
     tshmem_signal_op(&f->from[call->me], tag(call->seq, DONE), TSHMEM_SIGNAL_SET,
                      tshmem_collect_pe(call, root));
