@@ -21,12 +21,11 @@ struct op {
 };
 
 static const struct op ops[] = {
-    {"fcollect", 0, 1, TSHMEM_ALGO_AUTO},       {"fcollect", 0, 0, TSHMEM_ALGO_AUTO},
-    {"fcollect_ring", 0, 0, TSHMEM_ALGO_RING},  {"fcollect_direct", 0, 0, TSHMEM_ALGO_DIRECT},
-    {"fcollect_hybrid", 0, 0, TSHMEM_ALGO_HYBRID},
-    {"broadcast", 1, 1, TSHMEM_ALGO_AUTO},      {"broadcast", 1, 0, TSHMEM_ALGO_AUTO},
-    {"broadcast_ring", 1, 0, TSHMEM_ALGO_RING}, {"broadcast_direct", 1, 0, TSHMEM_ALGO_DIRECT},
-    {"broadcast_hybrid", 1, 0, TSHMEM_ALGO_HYBRID},
+    {"fcollect", 0, 1, TSHMEM_ALGO_AUTO},           {"fcollect", 0, 0, TSHMEM_ALGO_AUTO},
+    {"fcollect_ring", 0, 0, TSHMEM_ALGO_RING},      {"fcollect_direct", 0, 0, TSHMEM_ALGO_DIRECT},
+    {"fcollect_hybrid", 0, 0, TSHMEM_ALGO_HYBRID},  {"broadcast", 1, 1, TSHMEM_ALGO_AUTO},
+    {"broadcast", 1, 0, TSHMEM_ALGO_AUTO},          {"broadcast_ring", 1, 0, TSHMEM_ALGO_RING},
+    {"broadcast_direct", 1, 0, TSHMEM_ALGO_DIRECT}, {"broadcast_hybrid", 1, 0, TSHMEM_ALGO_HYBRID},
 };
 #define N_OPS (sizeof ops / sizeof ops[0])
 
@@ -84,10 +83,11 @@ static void verify(const struct ctx *c, int last)
         const unsigned char *at = c->dest + b * c->block;
         for (size_t i = 0; i < c->block; i++)
             if (at[i] != want) {
-                fprintf(stderr, "bench_2_3: PE %d: %s (%s), %zu bytes: block %zu byte %zu is "
+                fprintf(stderr,
+                        "bench_2_3: PE %d: %s (%s), %zu bytes: block %zu byte %zu is "
                         "0x%02x, expected 0x%02x: the result is wrong, the timing worthless\n",
-                        c->me, c->op->name, c->op->mpi ? "mpi" : "tshmem", c->block * blocks, b,
-                        i, at[i], want);
+                        c->me, c->op->name, c->op->mpi ? "mpi" : "tshmem", c->block * blocks, b, i,
+                        at[i], want);
                 MPI_Abort(MPI_COMM_WORLD, 1);
             }
     }
@@ -114,8 +114,8 @@ int main(int argc, char **argv)
             size_t block = op->broadcast ? sizes[s] : sizes[s] / (size_t)n;
             if (block == 0)
                 continue;
-            struct ctx c = {op, me, n, block, op->mpi ? mpi_dest : sym_dest,
-                            op->mpi ? mpi_source : sym_source};
+            struct ctx c = {
+                op, me, n, block, op->mpi ? mpi_dest : sym_dest, op->mpi ? mpi_source : sym_source};
             int iters = bench_iters(&o, sizes[s]);
             struct bench_result r = bench_measure((struct bench_fn){prepare, run, &c}, iters);
             verify(&c, iters / 10 + iters); /* bench_measure's last iteration */

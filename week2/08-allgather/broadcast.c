@@ -19,15 +19,15 @@
 
 #include "tshmem_internal.h"
 
-#define tag tshmem_collect_tag
+#define tag    tshmem_collect_tag
 #define CREDIT TSHMEM_COLLECT_CREDIT
-#define DATA TSHMEM_COLLECT_DATA
-#define DONE TSHMEM_COLLECT_DONE
+#define DATA   TSHMEM_COLLECT_DATA
+#define DONE   TSHMEM_COLLECT_DONE
 
 /* The pipeline's chunk: big enough that a chunk's copy dwarfs its signal, small enough that
  * the ring fills quickly. Measured with bench_2_3 (see the book, "The selector"). */
-#define CHUNK_MIN ((size_t)64 << 10)
-#define CHUNK_MAX ((size_t)1 << 20)
+#define CHUNK_MIN     ((size_t)64 << 10)
+#define CHUNK_MAX     ((size_t)1 << 20)
 #define CHUNKS_WANTED 8
 
 static inline size_t chunk_bytes(size_t nbytes)
@@ -47,8 +47,8 @@ enum {
  * Below it the extra signal costs more than the copy it saves (bench_2_3, see the book). */
 #define SHARE_MIN ((size_t)4 << 10)
 
-static void broadcast_direct(const struct tshmem_collect_call *call, char *dest,
-                             const char *source, size_t nbytes, int root)
+static void broadcast_direct(const struct tshmem_collect_call *call, char *dest, const char *source,
+                             size_t nbytes, int root)
 {
     (void)call; (void)dest; (void)source; (void)nbytes; (void)root;
     TSHMEM_TODO("Direct pull", "every PE copies from the root's source and says DONE; a root in place puts the last nbytes / n into each PE meanwhile; the root leaves after every DONE");
@@ -63,8 +63,8 @@ static void broadcast_ring(const struct tshmem_collect_call *call, char *dest, c
 
 /* TODO (chapter 2.3, "Hybrid"): helpers: who leads each node for this root, and a member's pulls */
 
-static void broadcast_hybrid(const struct tshmem_collect_call *call, char *dest,
-                             const char *source, size_t nbytes, int root)
+static void broadcast_hybrid(const struct tshmem_collect_call *call, char *dest, const char *source,
+                             size_t nbytes, int root)
 {
     (void)call; (void)dest; (void)source; (void)nbytes; (void)root;
     TSHMEM_TODO("Hybrid", "leaders (the root for its node) pass chunks along a ring of nodes; members pull from their leader");

@@ -19,10 +19,10 @@
 
 #include "tshmem_internal.h"
 
-#define tag tshmem_collect_tag
+#define tag    tshmem_collect_tag
 #define CREDIT TSHMEM_COLLECT_CREDIT
-#define DATA TSHMEM_COLLECT_DATA
-#define DONE TSHMEM_COLLECT_DONE
+#define DATA   TSHMEM_COLLECT_DATA
+#define DONE   TSHMEM_COLLECT_DONE
 
 static void fcollect_ring(const struct tshmem_collect_call *call, char *dest, const char *source,
                           size_t nbytes)
@@ -33,8 +33,8 @@ static void fcollect_ring(const struct tshmem_collect_call *call, char *dest, co
 
 /* TODO (chapter 2.3, "Direct push"): helpers: the direct algorithm among any set of team PEs */
 
-static void fcollect_direct(const struct tshmem_collect_call *call, char *dest,
-                            const char *source, size_t nbytes)
+static void fcollect_direct(const struct tshmem_collect_call *call, char *dest, const char *source,
+                            size_t nbytes)
 {
     (void)call; (void)dest; (void)source; (void)nbytes;
     TSHMEM_TODO("Direct push", "credit every peer, put your block into every peer's dest with a signal, wait for every block");
@@ -42,8 +42,8 @@ static void fcollect_direct(const struct tshmem_collect_call *call, char *dest,
 
 /* TODO (chapter 2.3, "Hybrid"): helpers: moving one node group's blocks, the leaders' ring */
 
-static void fcollect_hybrid(const struct tshmem_collect_call *call, char *dest,
-                            const char *source, size_t nbytes)
+static void fcollect_hybrid(const struct tshmem_collect_call *call, char *dest, const char *source,
+                            size_t nbytes)
 {
     (void)call; (void)dest; (void)source; (void)nbytes;
     TSHMEM_TODO("Hybrid", "direct push inside the node, then a ring of node leaders; members pull each group their leader announces");

@@ -19,15 +19,15 @@
 
 #include "tshmem_internal.h"
 
-#define tag tshmem_collect_tag
+#define tag    tshmem_collect_tag
 #define CREDIT TSHMEM_COLLECT_CREDIT
-#define DATA TSHMEM_COLLECT_DATA
-#define DONE TSHMEM_COLLECT_DONE
+#define DATA   TSHMEM_COLLECT_DATA
+#define DONE   TSHMEM_COLLECT_DONE
 
 /* The pipeline's chunk: big enough that a chunk's copy dwarfs its signal, small enough that
  * the ring fills quickly. Measured with bench_2_3 (see the book, "The selector"). */
-#define CHUNK_MIN ((size_t)64 << 10)
-#define CHUNK_MAX ((size_t)1 << 20)
+#define CHUNK_MIN     ((size_t)64 << 10)
+#define CHUNK_MAX     ((size_t)1 << 20)
 #define CHUNKS_WANTED 8
 
 static inline size_t chunk_bytes(size_t nbytes)
@@ -47,8 +47,8 @@ enum {
  * Below it the extra signal costs more than the copy it saves (bench_2_3, see the book). */
 #define SHARE_MIN ((size_t)4 << 10)
 
-static void broadcast_direct(const struct tshmem_collect_call *call, char *dest,
-                             const char *source, size_t nbytes, int root)
+static void broadcast_direct(const struct tshmem_collect_call *call, char *dest, const char *source,
+                             size_t nbytes, int root)
 {
     /* BEGIN SOLUTION (Direct pull): every PE copies from the root's source and says DONE; a root in place puts the last nbytes / n into each PE meanwhile; the root leaves after every DONE */
     struct tshmem_coll_flags *f = call->flags;
@@ -80,7 +80,8 @@ static void broadcast_direct(const struct tshmem_collect_call *call, char *dest,
     /* The root may put into my dest (if it shares the work): it may from now on. */
     tshmem_signal_op(&f->from[call->me], tag(call->seq, CREDIT), TSHMEM_SIGNAL_SET,
                      tshmem_collect_pe(call, root));
-    uint64_t said = tshmem_signal_wait_until(&f->from[root], TSHMEM_CMP_GE, tag(call->seq, PULL_ALL));
+    uint64_t said =
+        tshmem_signal_wait_until(&f->from[root], TSHMEM_CMP_GE, tag(call->seq, PULL_ALL));
     int share = said >= tag(call->seq, PULL_HEAD);
     tshmem_getmem(dest, source, share ? head : nbytes, tshmem_collect_pe(call, root));
     if (share)
@@ -96,11 +97,12 @@ static void broadcast_ring(const struct tshmem_collect_call *call, char *dest, c
 {
     /* BEGIN SOLUTION (Pipelined ring): from the root round the ring in chunks; each PE forwards chunk k as soon as it has it; the PE before the root only receives */
     int n = call->n, me = call->me, pos = (me - root + n) % n; /* 0 is the root */
-    int next = tshmem_collect_pe(call, (me + 1) % n), prev = tshmem_collect_pe(call, (me + n - 1) % n);
+    int next = tshmem_collect_pe(call, (me + 1) % n),
+        prev = tshmem_collect_pe(call, (me + n - 1) % n);
     struct tshmem_coll_flags *f = call->flags;
     size_t chunk = chunk_bytes(nbytes), chunks = (nbytes + chunk - 1) / chunk;
     const char *from = pos == 0 ? source : dest; /* what I forward */
-    if (pos > 0) /* my predecessor may write into my dest */
+    if (pos > 0)                                 /* my predecessor may write into my dest */
         tshmem_signal_op(&f->ring_ack.value, tag(call->seq, CREDIT), TSHMEM_SIGNAL_SET, prev);
     if (pos == n - 1) {
         /* The last PE forwards nothing: it only waits for the last chunk. */
@@ -136,8 +138,8 @@ static void member_pull(const struct tshmem_collect_call *call, char *dest, cons
     struct tshmem_coll_flags *f = call->flags;
     size_t chunk = chunk_bytes(nbytes), chunks = (nbytes + chunk - 1) / chunk, got = 0;
     while (got < chunks) {
-        uint64_t v = tshmem_signal_wait_until(&f->from[leader], TSHMEM_CMP_GE,
-                                              tag(call->seq, got + 1));
+        uint64_t v =
+            tshmem_signal_wait_until(&f->from[leader], TSHMEM_CMP_GE, tag(call->seq, got + 1));
         size_t have = (size_t)(v - tag(call->seq, 0)); /* the leader is still in this call */
         if (have > chunks)
             have = chunks;
@@ -156,8 +158,8 @@ static void tell_members(const struct tshmem_collect_call *call,
     int g = nd->my_group;
     for (int k = nd->first[g]; k < nd->first[g + 1]; k++)
         if (nd->member[k] != call->me)
-            tshmem_signal_op(&call->flags->from[call->me], tag(call->seq, step),
-                             TSHMEM_SIGNAL_SET, tshmem_collect_pe(call, nd->member[k]));
+            tshmem_signal_op(&call->flags->from[call->me], tag(call->seq, step), TSHMEM_SIGNAL_SET,
+                             tshmem_collect_pe(call, nd->member[k]));
 }
 
 /* A leader's part: receive chunks from the previous leader (unless it is the root), announce
@@ -172,7 +174,7 @@ static void leader_chain(const struct tshmem_collect_call *call,
     int prev = leader_of(nd, (g + m - 1) % m, root), next = leader_of(nd, (g + 1) % m, root);
     size_t chunk = chunk_bytes(nbytes), chunks = (nbytes + chunk - 1) / chunk;
     const char *from = pos == 0 ? source : dest; /* what my members pull and I forward */
-    if (pos > 0) /* the previous leader may write into my dest */
+    if (pos > 0)                                 /* the previous leader may write into my dest */
         tshmem_signal_op(&f->from[call->me], tag(call->seq, CREDIT), TSHMEM_SIGNAL_SET,
                          tshmem_collect_pe(call, prev));
     else /* the root: every chunk is there already */
@@ -199,8 +201,8 @@ static void leader_chain(const struct tshmem_collect_call *call,
 }
 /* END SOLUTION */
 
-static void broadcast_hybrid(const struct tshmem_collect_call *call, char *dest,
-                             const char *source, size_t nbytes, int root)
+static void broadcast_hybrid(const struct tshmem_collect_call *call, char *dest, const char *source,
+                             size_t nbytes, int root)
 {
     /* BEGIN SOLUTION (Hybrid): leaders (the root for its node) pass chunks along a ring of nodes; members pull from their leader */
     struct tshmem_collect_nodes nd;
@@ -221,25 +223,34 @@ int tshmem_broadcastmem_algo(tshmem_team_t team, void *dest, const void *source,
     const char *func = algo == TSHMEM_ALGO_AUTO ? "tshmem_broadcastmem" : __func__;
     tshmem_collect_begin(&call, func, team);
     if (pe_root < 0 || pe_root >= call.n)
-        tshmem_fail(func, "pe_root %d is out of range: team %d has %d PEs, numbered 0 to %d. "
-                    "pe_root is a PE number in the team, not in TSHMEM_TEAM_WORLD.", pe_root,
-                    team, call.n, call.n - 1);
-    tshmem_collect_check_room(func, "dest", dest, nbytes);
+        tshmem_fail(func,
+                    "pe_root %d is out of range: team %d has %d PEs, numbered 0 to %d. "
+                    "pe_root is a PE number in the team, not in TSHMEM_TEAM_WORLD.",
+                    pe_root, team, call.n, call.n - 1);
     char *d = dest;
     const char *s = source;
-    if (call.me == pe_root) {
+    if (nbytes > 0) /* with nothing to move, NULL (tshmem_malloc(0)) is fine */
+        tshmem_collect_check_room(func, "dest", dest, nbytes);
+    if (nbytes > 0 && call.me == pe_root) {
         /* The others read the root's source: it must be symmetric, and all there. */
         tshmem_collect_check_room(func, "source", source, nbytes);
         if (d != s && nbytes > 0 && s < d + nbytes && d < s + nbytes)
-            tshmem_fail(func, "source %p overlaps dest %p (%zu bytes) on the root: pass the same "
-                        "address for both (in place), or two separate buffers.", source, dest,
-                        nbytes);
+            tshmem_fail(func,
+                        "source %p overlaps dest %p (%zu bytes) on the root: pass the same "
+                        "address for both (in place), or two separate buffers.",
+                        source, dest, nbytes);
     }
     if (algo == TSHMEM_ALGO_AUTO)
         algo = tshmem_collect_select(TSHMEM_COLLECT_BROADCAST, &call, nbytes);
     if (algo != TSHMEM_ALGO_RING && algo != TSHMEM_ALGO_DIRECT && algo != TSHMEM_ALGO_HYBRID)
-        tshmem_fail(func, "algo %d is not a broadcast algorithm: use TSHMEM_ALGO_AUTO, _RING, "
-                    "_DIRECT or _HYBRID.", (int)algo);
+        tshmem_fail(func,
+                    "algo %d is not a broadcast algorithm: use TSHMEM_ALGO_AUTO, _RING, "
+                    "_DIRECT or _HYBRID.",
+                    (int)algo);
+    /* Direct and hybrid keep one from[] word per team PE in the reserved area. */
+    if (algo != TSHMEM_ALGO_RING && call.n > TSHMEM_COLL_MAX_PES)
+        tshmem_fail(func, "team %d has %d PEs; only TSHMEM_ALGO_RING handles more than %d.", team,
+                    call.n, TSHMEM_COLL_MAX_PES);
     if (nbytes == 0)
         return 0;
     if (call.n == 1) {

@@ -18,8 +18,10 @@ void tshmem_collect_begin(struct tshmem_collect_call *call, const char *func, ts
     tshmem_check_team(func, team);
     const struct tshmem_team *t = &tshmem_g.teams[team];
     if (t->my_pe < 0)
-        tshmem_fail(func, "this PE is not a member of team %d: only its %d members may call a "
-                    "collective on it.", team, t->n_pes);
+        tshmem_fail(func,
+                    "this PE is not a member of team %d: only its %d members may call a "
+                    "collective on it.",
+                    team, t->n_pes);
     *call = (struct tshmem_collect_call){
         .func = func,
         .team = team,
@@ -35,24 +37,28 @@ void tshmem_collect_begin(struct tshmem_collect_call *call, const char *func, ts
                     team);
 }
 
-void tshmem_collect_check_room(const char *func, const char *what, const void *addr,
-                               size_t nbytes)
+void tshmem_collect_check_room(const char *func, const char *what, const void *addr, size_t nbytes)
 {
     char need[32], room[32];
     tshmem_check_symmetric(func, what, addr, nbytes);
     size_t offset = (size_t)((const char *)addr - tshmem_g.slice);
     if (offset < TSHMEM_RESERVED_BYTES)
-        tshmem_fail(func, "%s %p lies in the runtime's reserved area at the start of the slice. "
-                    "Pass memory from tshmem_malloc.", what, addr);
+        tshmem_fail(func,
+                    "%s %p lies in the runtime's reserved area at the start of the slice. "
+                    "Pass memory from tshmem_malloc.",
+                    what, addr);
     for (const struct tshmem_block *b = tshmem_g.blocks; b; b = b->next) {
         if (offset < b->offset || offset - b->offset >= b->size)
             continue;
         if (!b->used)
-            tshmem_fail(func, "%s %p is in free heap memory (freed, or never allocated). Pass "
-                        "memory from tshmem_malloc that is still allocated.", what, addr);
+            tshmem_fail(func,
+                        "%s %p is in free heap memory (freed, or never allocated). Pass "
+                        "memory from tshmem_malloc that is still allocated.",
+                        what, addr);
         size_t left = b->size - (offset - b->offset);
         if (nbytes > left)
-            tshmem_fail(func, "%s %p is too small: this call needs %s there, but its "
+            tshmem_fail(func,
+                        "%s %p is too small: this call needs %s there, but its "
                         "tshmem_malloc block has room for %s from that address. Allocate "
                         "enough on every PE (fcollect's dest needs team size x nbytes).",
                         what, addr, tshmem_bytes_str(nbytes, need, sizeof need),
@@ -62,12 +68,15 @@ void tshmem_collect_check_room(const char *func, const char *what, const void *a
     /* No block list (an allocator that keeps its books differently): symmetric is all we know. */
 }
 
-void tshmem_collect_nodes(const struct tshmem_collect_call *call, struct tshmem_collect_nodes *nodes)
+void tshmem_collect_nodes(const struct tshmem_collect_call *call,
+                          struct tshmem_collect_nodes *nodes)
 {
     int node_of_group[TSHMEM_COLL_MAX_PES], count[TSHMEM_COLL_MAX_PES + 1];
     if (call->n > TSHMEM_COLL_MAX_PES)
-        tshmem_fail(call->func, "team %d has %d PEs; the hybrid algorithm handles at most %d "
-                    "(TSHMEM_COLL_MAX_PES).", call->team, call->n, TSHMEM_COLL_MAX_PES);
+        tshmem_fail(call->func,
+                    "team %d has %d PEs; the hybrid algorithm handles at most %d "
+                    "(TSHMEM_COLL_MAX_PES).",
+                    call->team, call->n, TSHMEM_COLL_MAX_PES);
     nodes->n_groups = 0;
     for (int i = 0; i < call->n; i++) {
         int node = tshmem_g.pe_node[tshmem_collect_pe(call, i)], g = 0;

@@ -19,17 +19,18 @@
 
 #include "tshmem_internal.h"
 
-#define tag tshmem_collect_tag
+#define tag    tshmem_collect_tag
 #define CREDIT TSHMEM_COLLECT_CREDIT
-#define DATA TSHMEM_COLLECT_DATA
-#define DONE TSHMEM_COLLECT_DONE
+#define DATA   TSHMEM_COLLECT_DATA
+#define DONE   TSHMEM_COLLECT_DONE
 
 static void fcollect_ring(const struct tshmem_collect_call *call, char *dest, const char *source,
                           size_t nbytes)
 {
     /* BEGIN SOLUTION (Ring): credit your predecessor, then n - 1 steps of put-with-signal to your successor, forwarding the block that just arrived */
     int n = call->n, me = call->me;
-    int next = tshmem_collect_pe(call, (me + 1) % n), prev = tshmem_collect_pe(call, (me + n - 1) % n);
+    int next = tshmem_collect_pe(call, (me + 1) % n),
+        prev = tshmem_collect_pe(call, (me + n - 1) % n);
     struct tshmem_coll_flags *f = call->flags;
     /* Credit: my predecessor is the only PE that writes into my dest; from now on it may. */
     tshmem_signal_op(&f->ring_ack.value, tag(call->seq, CREDIT), TSHMEM_SIGNAL_SET, prev);
@@ -43,7 +44,8 @@ static void fcollect_ring(const struct tshmem_collect_call *call, char *dest, co
          * (the predecessor signalled s for it). A block has the same offset in every dest. */
         size_t at = (size_t)((me - s + n) % n) * nbytes;
         if (s > 0)
-            tshmem_signal_wait_until(&f->ring_data.value, TSHMEM_CMP_GE, tag(call->seq, (uint64_t)s));
+            tshmem_signal_wait_until(&f->ring_data.value, TSHMEM_CMP_GE,
+                                     tag(call->seq, (uint64_t)s));
         tshmem_putmem_signal(dest + at, dest + at, nbytes, &f->ring_data.value,
                              tag(call->seq, (uint64_t)s + 1), TSHMEM_SIGNAL_SET, next);
     }
@@ -104,14 +106,10 @@ static void push_among(const struct tshmem_collect_call *call, char *dest, const
 }
 /* END SOLUTION */
 
-static void fcollect_direct(const struct tshmem_collect_call *call, char *dest,
-                            const char *source, size_t nbytes)
+static void fcollect_direct(const struct tshmem_collect_call *call, char *dest, const char *source,
+                            size_t nbytes)
 {
     /* BEGIN SOLUTION (Direct push): credit every peer, put your block into every peer's dest with a signal, wait for every block */
-    if (call->n > TSHMEM_COLL_MAX_PES)
-        tshmem_fail(call->func, "team %d has %d PEs; the direct algorithm keeps one flag per PE "
-                    "and handles at most %d. Use TSHMEM_ALGO_RING.", call->team, call->n,
-                    TSHMEM_COLL_MAX_PES);
     push_among(call, dest, source, nbytes, NULL, call->n);
     /* END SOLUTION */
 }
@@ -141,8 +139,8 @@ static void tell_members(const struct tshmem_collect_call *call,
 {
     for (int k = nd->first[g]; k < nd->first[g + 1]; k++)
         if (nd->member[k] != call->me)
-            tshmem_signal_op(&call->flags->from[call->me], tag(call->seq, step),
-                             TSHMEM_SIGNAL_SET, tshmem_collect_pe(call, nd->member[k]));
+            tshmem_signal_op(&call->flags->from[call->me], tag(call->seq, step), TSHMEM_SIGNAL_SET,
+                             tshmem_collect_pe(call, nd->member[k]));
 }
 
 /* A leader's part across nodes: m - 1 ring steps among leaders. In step s it sends group
@@ -168,8 +166,8 @@ static void leader_ring(const struct tshmem_collect_call *call,
         /* Several puts, one signal: the fence keeps every put ahead of it (on the node the
          * signal's release would do; across nodes, in chapter 2.5, the fence is what does). */
         tshmem_fence();
-        tshmem_signal_op(&f->from[call->me], tag(call->seq, DATA + (uint64_t)s),
-                         TSHMEM_SIGNAL_SET, tshmem_collect_pe(call, next));
+        tshmem_signal_op(&f->from[call->me], tag(call->seq, DATA + (uint64_t)s), TSHMEM_SIGNAL_SET,
+                         tshmem_collect_pe(call, next));
     }
     for (int k = nd->first[g]; k < nd->first[g + 1]; k++)
         if (nd->member[k] != call->me)
@@ -177,8 +175,8 @@ static void leader_ring(const struct tshmem_collect_call *call,
 }
 /* END SOLUTION */
 
-static void fcollect_hybrid(const struct tshmem_collect_call *call, char *dest,
-                            const char *source, size_t nbytes)
+static void fcollect_hybrid(const struct tshmem_collect_call *call, char *dest, const char *source,
+                            size_t nbytes)
 {
     /* BEGIN SOLUTION (Hybrid): direct push inside the node, then a ring of node leaders; members pull each group their leader announces */
     struct tshmem_collect_nodes nd;
@@ -221,21 +219,29 @@ int tshmem_fcollectmem_algo(tshmem_team_t team, void *dest, const void *source, 
         tshmem_fail(func, "nbytes %zu times the team's %d PEs does not fit in size_t.", nbytes,
                     call.n);
     size_t total = nbytes * (size_t)call.n;
-    tshmem_collect_check_room(func, "dest", dest, total);
+    if (nbytes > 0) /* with nothing to move, NULL (tshmem_malloc(0)) is fine */
+        tshmem_collect_check_room(func, "dest", dest, total);
     if (nbytes > 0 && source == NULL)
         tshmem_fail(func, "source is NULL but nbytes is %zu.", nbytes);
     /* In place means: my block already sits at its place in dest (MPI_IN_PLACE's meaning). Any
      * other overlap would let a peer's block overwrite my source before I have sent it. */
     int in_place = s == d + (size_t)call.me * nbytes;
     if (!in_place && nbytes > 0 && s < d + total && d < s + nbytes)
-        tshmem_fail(func, "source %p overlaps dest %p (%zu bytes): pass a separate source, or "
-                    "source = dest + my team PE number x nbytes to gather in place.", source,
-                    dest, total);
+        tshmem_fail(func,
+                    "source %p overlaps dest %p (%zu bytes): pass a separate source, or "
+                    "source = dest + my team PE number x nbytes to gather in place.",
+                    source, dest, total);
     if (algo == TSHMEM_ALGO_AUTO)
         algo = tshmem_collect_select(TSHMEM_COLLECT_FCOLLECT, &call, nbytes);
     if (algo != TSHMEM_ALGO_RING && algo != TSHMEM_ALGO_DIRECT && algo != TSHMEM_ALGO_HYBRID)
-        tshmem_fail(func, "algo %d is not an fcollect algorithm: use TSHMEM_ALGO_AUTO, _RING, "
-                    "_DIRECT or _HYBRID.", (int)algo);
+        tshmem_fail(func,
+                    "algo %d is not an fcollect algorithm: use TSHMEM_ALGO_AUTO, _RING, "
+                    "_DIRECT or _HYBRID.",
+                    (int)algo);
+    /* Direct and hybrid keep one from[] word per team PE in the reserved area. */
+    if (algo != TSHMEM_ALGO_RING && call.n > TSHMEM_COLL_MAX_PES)
+        tshmem_fail(func, "team %d has %d PEs; only TSHMEM_ALGO_RING handles more than %d.", team,
+                    call.n, TSHMEM_COLL_MAX_PES);
     if (nbytes == 0)
         return 0; /* every member returns here alike: nbytes is the same on all of them */
     if (call.n == 1) {

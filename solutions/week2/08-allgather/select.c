@@ -13,10 +13,11 @@
  *
  * Where the rows come from (the book, "The selector", has the numbers): bench_2_3 on 2 PEs,
  * 8 B to 64 MiB, and on 3 and 4 PEs (more PEs than the 2 cores of the course's machine, so
- * only a rough guide). On one node direct was never slower than the ring, at any size: every
- * byte costs one copy either way, and direct pays one hop of latency where the ring pays
+ * only a rough guide). On one node the ring never beat direct beyond the noise, at any size:
+ * every byte costs one copy either way, and direct pays one hop of latency where the ring pays
  * n - 1. Across nodes the cost model decides until chapter 2.5 can measure: a direct push
  * sends each block to every PE of another node separately, the hybrid once per node. */
+/* clang-format off */
 static const struct crossover {
     enum tshmem_collect_op op;
     int across_nodes; /* 1: the team's PEs are on more than one node */
@@ -30,6 +31,7 @@ static const struct crossover {
     {TSHMEM_COLLECT_BROADCAST, 0,      1,   0,     TSHMEM_ALGO_DIRECT},
     {TSHMEM_COLLECT_BROADCAST, 1,      1,   0,     TSHMEM_ALGO_HYBRID},
 };
+/* clang-format on */
 
 /* 1 if the team's PEs are on more than one (virtual) node. */
 static int spans_nodes(const struct tshmem_collect_call *call)
