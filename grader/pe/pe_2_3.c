@@ -3,7 +3,9 @@
  * Scenarios take the algorithm (ring, direct, hybrid, auto), the team (world, node) and a list
  * of sizes. Every PE fills its input with pattern(world PE, byte, round), fills the rest of
  * dest with a sentinel, calls the collective with no barrier around it, and checks every byte
- * it then holds, the bytes just past dest, and that the source is unchanged.
+ * it then holds, the bytes just past dest, and that the source is unchanged. A PE whose check
+ * fails exits at once (non-zero): the launcher then stops the PEs that would wait for it
+ * forever, and the failure is reported in seconds instead of as a hang.
  */
 #include "pe_test.h"
 
