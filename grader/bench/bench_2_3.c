@@ -103,7 +103,7 @@ int main(int argc, char **argv)
     tshmem_init();
     int me = tshmem_my_pe(), n = tshmem_n_pes();
     unsigned char *sym_dest = tshmem_malloc(o.max_bytes), *sym_source = tshmem_malloc(o.max_bytes);
-    unsigned char *mpi_dest = malloc(o.max_bytes), *mpi_source = malloc(o.max_bytes);
+    unsigned char *mpi_dest = calloc(1, o.max_bytes), *mpi_source = calloc(1, o.max_bytes);
     size_t sizes[64];
     int n_sizes = bench_sizes(&o, sizes, 64);
     for (int s = 0; s < n_sizes; s++) {

@@ -71,7 +71,7 @@ void tshmem_collect_check_room(const char *func, const char *what, const void *a
 void tshmem_collect_nodes(const struct tshmem_collect_call *call,
                           struct tshmem_collect_nodes *nodes)
 {
-    int node_of_group[TSHMEM_COLL_MAX_PES], count[TSHMEM_COLL_MAX_PES + 1];
+    int node_of_group[TSHMEM_COLL_MAX_PES], count[TSHMEM_COLL_MAX_PES + 1] = {0};
     if (call->n > TSHMEM_COLL_MAX_PES)
         tshmem_fail(call->func,
                     "team %d has %d PEs; the hybrid algorithm handles at most %d "
