@@ -209,6 +209,11 @@ struct tshmem_collect_nodes {
     int member[TSHMEM_COLL_MAX_PES];
 };
 void tshmem_collect_nodes(const struct tshmem_collect_call *call, struct tshmem_collect_nodes *nodes);
+/* For tests on one machine: when not 0, tshmem_collect_nodes groups the team's PEs as if they
+ * were on different nodes: k > 0 makes runs of k consecutive team PEs, k < 0 puts team PE i in
+ * group i mod -k. Every PE must set the same value. Memory stays shared, so the hybrid's
+ * leaders' ring and pulls run for real before chapter 2.5. 0 (the default): the real nodes. */
+extern int tshmem_collect_test_groups;
 
 /* ---- 2.3: the selector (week2/08-allgather/select.c) ------------------------------------------ */
 enum tshmem_collect_op { TSHMEM_COLLECT_FCOLLECT, TSHMEM_COLLECT_BROADCAST };

@@ -8,6 +8,7 @@
  * forever, and the failure is reported in seconds instead of as a hang.
  */
 #include "pe_test.h"
+#include "tshmem_internal.h" /* tshmem_collect_test_groups */
 
 #define SENTINEL 0xA5
 #define GUARD 64 /* bytes after dest that no call may touch */
@@ -30,7 +31,8 @@ static enum tshmem_algo parse_algo(const char *name)
     return TSHMEM_ALGO_AUTO;
 }
 
-/* argv: scenario ALGO TEAM ... */
+/* argv: scenario ALGO TEAM ... [groups=K]. groups=K makes the hybrid treat the team as split
+ * into nodes (tshmem_collect_test_groups): its leaders' ring and pulls run on one machine. */
 static struct setup setup(int argc, char **argv)
 {
     struct setup s = {argc > 2 ? argv[2] : "auto", argc > 3 ? argv[3] : "world",
@@ -38,6 +40,9 @@ static struct setup setup(int argc, char **argv)
     s.algo = parse_algo(s.algo_name);
     s.team = strcmp(s.team_name, "node") == 0 ? TSHMEM_TEAM_NODE : TSHMEM_TEAM_WORLD;
     pe_init();
+    for (int i = 4; i < argc; i++)
+        if (strncmp(argv[i], "groups=", 7) == 0)
+            tshmem_collect_test_groups = atoi(argv[i] + 7);
     s.me = tshmem_team_my_pe(s.team);
     s.n = tshmem_team_n_pes(s.team);
     return s;

@@ -60,6 +60,24 @@ Test(ch2_3, broadcast_auto, .description = "tshmem_broadcastmem, the selector's 
     every_size("broadcast", "auto");
 }
 
+Test(ch2_3, hybrid_across_pretend_nodes, .description = "the hybrid's leaders' ring and pulls, with the team split into pretend nodes of 2 and 3 PEs, consecutive and strided")
+{
+    /* groups=K: the hybrid groups the PEs as if on different nodes (tshmem_collect_test_groups);
+     * memory stays shared, so the ring of leaders runs for real before chapter 2.5. */
+    expect_ok_on(CH, PROG, "fcollect", ARGS("hybrid", "world", SMALL, "groups=2"), NULL, 30,
+                 (int[]){3, 5, END_PES});
+    expect_ok_on(CH, PROG, "broadcast", ARGS("hybrid", "world", SMALL, "groups=-3"), NULL, 30,
+                 (int[]){5, 8, END_PES});
+    expect_ok_on(CH, PROG, "back_to_back", ARGS("hybrid", "world", "600", "groups=-2"), NULL, 30,
+                 (int[]){5, END_PES});
+    expect_ok_on(CH, PROG, "back_to_back", ARGS("hybrid", "world", "600", "groups=3"), NULL, 30,
+                 (int[]){8, END_PES});
+    expect_ok_on(CH, PROG, "fcollect", ARGS("hybrid", "world", BIG, "groups=1"), BIG_HEAP, 30,
+                 (int[]){3, END_PES});
+    expect_ok_on(CH, PROG, "broadcast", ARGS("hybrid", "world", BIG, "groups=1"), BIG_HEAP, 30,
+                 (int[]){3, END_PES});
+}
+
 Test(ch2_3, back_to_back_calls, .description = "1000 fcollects and broadcasts in a row per algorithm, sizes and roots changing, no barrier, PEs late at random")
 {
     static const char *algos[] = {"ring", "direct", "hybrid", "auto"};

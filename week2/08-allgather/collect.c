@@ -68,6 +68,8 @@ void tshmem_collect_check_room(const char *func, const char *what, const void *a
     /* No block list (an allocator that keeps its books differently): symmetric is all we know. */
 }
 
+int tshmem_collect_test_groups;
+
 void tshmem_collect_nodes(const struct tshmem_collect_call *call,
                           struct tshmem_collect_nodes *nodes)
 {
@@ -79,7 +81,8 @@ void tshmem_collect_nodes(const struct tshmem_collect_call *call,
                     call->team, call->n, TSHMEM_COLL_MAX_PES);
     nodes->n_groups = 0;
     for (int i = 0; i < call->n; i++) {
-        int node = tshmem_g.pe_node[tshmem_collect_pe(call, i)], g = 0;
+        int k = tshmem_collect_test_groups, g = 0;
+        int node = k > 0 ? i / k : k < 0 ? i % -k : tshmem_g.pe_node[tshmem_collect_pe(call, i)];
         while (g < nodes->n_groups && node_of_group[g] != node)
             g++;
         if (g == nodes->n_groups) {
