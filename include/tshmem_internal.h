@@ -206,6 +206,65 @@ struct tshmem_buffer {
 /* Provided (week2/06-buffers/buffer.c): stops with a clear message unless buf is a live buffer. */
 void tshmem_buffer_check(const char *func, const tshmem_buffer_t *buf);
 
+/* ---- Provided: what fcollect and broadcast share (week2/08-allgather/collect.c) ------------- */
+/* One call of a chapter 2.3 collective, as this member of the team sees it. */
+struct tshmem_collect_call {
+    const char *func;                /* the public function, for messages */
+    tshmem_team_t team;
+    const struct tshmem_team *t;     /* t->pes[i]: the world PE number of team PE i */
+    int me, n;                       /* my team PE number, and the team's size */
+    uint64_t seq;                    /* this call's number on this team: 1, 2, 3 ... */
+    struct tshmem_coll_flags *flags; /* tshmem_g.reserved->collect[team]: my copy of the team's
+                                      * flag words; a peer's twin has the same address */
+};
+/* Starts a call: stops unless tshmem is live, the team exists and this PE is a member, then
+ * numbers the call. Collectives on a team are called in the same order on every member, so
+ * every member gives the same call the same number. */
+void tshmem_collect_begin(struct tshmem_collect_call *call, const char *func, tshmem_team_t team);
+/* The value a 2.3 signal carries: the call's number above, a step or chunk count below. It
+ * grows from step to step and from call to call, so a waiter asks for "at least this" (GE). */
+static inline uint64_t tshmem_collect_tag(uint64_t seq, uint64_t step)
+{
+    return seq << 32 | step;
+}
+/* The steps of a word from[i] (written by team PE i only) within one call. */
+enum {
+    TSHMEM_COLLECT_CREDIT = 0, /* "I am in this call: you may write into my dest" */
+    TSHMEM_COLLECT_DATA = 1,   /* "my data is in your dest" / "my buffer is ready to read" */
+    TSHMEM_COLLECT_DONE = 2    /* "I have finished reading your memory" */
+};
+/* The world PE number of team PE i (what put, get and signal_op take). */
+static inline int tshmem_collect_pe(const struct tshmem_collect_call *call, int i)
+{
+    return call->t->pes[i];
+}
+/* Stops unless [addr, addr + nbytes) is symmetric and lies inside one tshmem_malloc block:
+ * "dest too small" is caught here, not as a corrupted neighbour block. */
+void tshmem_collect_check_room(const char *func, const char *what, const void *addr,
+                               size_t nbytes);
+/* The team's PEs grouped by node, for the hybrid algorithms. Groups are numbered in the order
+ * of their first team PE; the members of group g are member[first[g]] .. member[first[g+1]-1],
+ * in team order, and the first of them is the group's leader. */
+struct tshmem_collect_nodes {
+    int n_groups, my_group;
+    int group_of[TSHMEM_COLL_MAX_PES];  /* team PE -> its group */
+    int first[TSHMEM_COLL_MAX_PES + 1];
+    int member[TSHMEM_COLL_MAX_PES];
+};
+void tshmem_collect_nodes(const struct tshmem_collect_call *call, struct tshmem_collect_nodes *nodes);
+/* For tests on one machine: when not 0, tshmem_collect_nodes groups the team's PEs as if they
+ * were on different nodes: k > 0 makes runs of k consecutive team PEs, k < 0 puts team PE i in
+ * group i mod -k. Every PE must set the same value. Memory stays shared, so the hybrid's
+ * leaders' ring and pulls run for real before chapter 2.5. 0 (the default): the real nodes. */
+extern int tshmem_collect_test_groups;
+
+/* ---- 2.3: the selector (week2/08-allgather/select.c) ------------------------------------------ */
+enum tshmem_collect_op { TSHMEM_COLLECT_FCOLLECT, TSHMEM_COLLECT_BROADCAST };
+/* The algorithm TSHMEM_ALGO_AUTO runs for this call; nbytes is the size per PE (fcollect) or the
+ * message (broadcast). Every member picks the same one: it depends on collective arguments only. */
+enum tshmem_algo tshmem_collect_select(enum tshmem_collect_op op,
+                                       const struct tshmem_collect_call *call, size_t nbytes);
+
 /* ---- Written in the chapters, used across them ------------------------------------------------ */
 void tshmem_require_live(const char *func);  /* 1.1: stop unless between init and finalize */
 void tshmem_heap_create(void);               /* 1.2: create and map this node's segment */

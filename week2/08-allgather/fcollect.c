@@ -1,0 +1,70 @@
+/* fcollect.c: allgather, tshmem_fcollectmem: every PE's block lands in every PE's dest.
+ *
+ * Chapter 2.3. dest holds n blocks of nbytes, block i from team PE i. Three algorithms, each
+ * callable on its own through tshmem_fcollectmem_algo:
+ *   ring    n - 1 steps; in each, every PE forwards to its successor the block it received in
+ *           the step before. n - 1 hops of latency; every link carries n - 1 blocks.
+ *   direct  every PE puts its block into every peer's dest and signals: one hop.
+ *   hybrid  direct inside each node; a ring of node leaders across nodes; each member pulls
+ *           from its leader what the leader received. On one node it is direct.
+ *
+ * The rule all three keep, so that calls may follow each other with no barrier: a PE writes
+ * into a peer's dest only after that peer has said "I am in this call" (a credit), and a PE
+ * leaves a call only once everything meant for its dest has arrived and nobody reads its
+ * memory any more. So every write into your dest happens while you are inside the call.
+ */
+#define TSHMEM_CHAPTER "2.3"
+#include <stdint.h>
+#include <string.h>
+
+#include "tshmem_internal.h"
+
+#define tag    tshmem_collect_tag
+#define CREDIT TSHMEM_COLLECT_CREDIT
+#define DATA   TSHMEM_COLLECT_DATA
+#define DONE   TSHMEM_COLLECT_DONE
+
+static void fcollect_ring(const struct tshmem_collect_call *call, char *dest, const char *source,
+                          size_t nbytes)
+{
+    (void)call; (void)dest; (void)source; (void)nbytes;
+    TSHMEM_TODO("Ring", "credit your predecessor, then n - 1 steps of put-with-signal to your successor, forwarding the block that just arrived");
+}
+
+/* TODO (chapter 2.3, "Direct push"): helpers: the direct algorithm among any set of team PEs */
+
+static void fcollect_direct(const struct tshmem_collect_call *call, char *dest, const char *source,
+                            size_t nbytes)
+{
+    (void)call; (void)dest; (void)source; (void)nbytes;
+    TSHMEM_TODO("Direct push", "credit every peer, put your block into every peer's dest with a signal, wait for every block");
+}
+
+/* TODO (chapter 2.3, "Hybrid"): helpers: moving one node group's blocks, the leaders' ring */
+
+static void fcollect_hybrid(const struct tshmem_collect_call *call, char *dest, const char *source,
+                            size_t nbytes)
+{
+    (void)call; (void)dest; (void)source; (void)nbytes;
+    TSHMEM_TODO("Hybrid", "direct push inside the node, then a ring of node leaders; members pull each group their leader announces");
+}
+
+int tshmem_fcollectmem_algo(tshmem_team_t team, void *dest, const void *source, size_t nbytes,
+                            enum tshmem_algo algo)
+{
+    struct tshmem_collect_call call;
+    (void)team;
+    TSHMEM_TODO("Checking the arguments", "begin the call; check dest, source and algo; let the selector resolve AUTO; finish here when there is nothing to send");
+    if (algo == TSHMEM_ALGO_RING)
+        fcollect_ring(&call, dest, source, nbytes);
+    else if (algo == TSHMEM_ALGO_DIRECT)
+        fcollect_direct(&call, dest, source, nbytes);
+    else
+        fcollect_hybrid(&call, dest, source, nbytes);
+    return 0;
+}
+
+int tshmem_fcollectmem(tshmem_team_t team, void *dest, const void *source, size_t nbytes)
+{
+    return tshmem_fcollectmem_algo(team, dest, source, nbytes, TSHMEM_ALGO_AUTO);
+}
