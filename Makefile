@@ -51,13 +51,17 @@ BENCH_PROGS  := $(patsubst grader/bench/%.c,$(BUILD)/bin/%,$(wildcard grader/ben
 SUITES       := $(patsubst grader/tests/%.c,build/grader/%,$(wildcard grader/tests/suite_*.c))
 HARNESS      := grader/harness/job.c grader/harness/report.c
 GRADER_SRC   := $(wildcard grader/src/*.c)
+GRADER_LIBS  := -ljansson -lncursesw
 GRADER       := build/grader/grader
+# The grader's own unit tests: its modules (all but main.c) under Criterion.
+UNIT_SRC     := $(wildcard grader/unit/*.c)
+UNIT         := build/grader/unit_tests
 STUBGEN      := build/tools/stubgen
 # Stubs are needed only by variants that take a chapter from them.
 NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES))
 
 .SECONDARY:
-.PHONY: all help deps lib pe-programs bench-programs suites grader stubs check-stubs week1 \
+.PHONY: all help deps lib pe-programs bench-programs suites grader unit stubs check-stubs week1 \
         week2 test \
         clean print-build-dir print-chapters
 
@@ -75,6 +79,7 @@ help:
 	@echo "  make bench-programs  build the chapter benchmarks of a variant (build/<impl>/bin/bench_*)"
 	@echo "  make suites       build the Criterion test suites (build/grader/suite_*)"
 	@echo "  make grader       build the grader (build/grader/grader; try: build/grader/grader --help)"
+	@echo "  make unit         build the grader's own unit tests (build/grader/unit_tests)"
 	@echo "  make stubs        generate every chapter's stub from solutions/ into build/stubs/"
 	@echo "  make check-stubs  check that the committed stubs in week1/ equal a fresh generation"
 	@echo "  make deps         install missing Debian packages (apt-get, as root or through sudo)"
@@ -124,9 +129,16 @@ build/grader/suite_%: grader/tests/suite_%.c $(HARNESS) grader/harness/job.h
 
 grader: $(GRADER)
 
-$(GRADER): $(GRADER_SRC) $(wildcard grader/src/*.h)
+$(GRADER): $(GRADER_SRC) $(wildcard grader/src/*.h) $(HARNESS) grader/harness/job.h
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(GRADER_SRC) -ljansson -o $@
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) -Igrader/harness $(GRADER_SRC) $(HARNESS) $(GRADER_LIBS) -o $@
+
+unit: $(UNIT)
+
+$(UNIT): $(UNIT_SRC) $(wildcard grader/unit/*.h) $(GRADER_SRC) $(wildcard grader/src/*.h) $(HARNESS)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) -Igrader/src -Igrader/harness $(UNIT_SRC) \
+	    $(filter-out grader/src/main.c,$(GRADER_SRC)) $(HARNESS) -lcriterion $(GRADER_LIBS) -o $@
 
 # ---- Stubs: generated from solutions/, committed in week1/ ... --------------------------------
 $(STUBGEN): tools/stubgen.c
@@ -151,7 +163,7 @@ week2: deps
 	@$(GRADER) test week2
 
 test: deps
-	@$(MAKE) --no-print-directory -s STRICT=1 grader suites stubs $(STUBGEN)
+	@$(MAKE) --no-print-directory -s STRICT=1 grader suites unit stubs $(STUBGEN)
 	@$(GRADER) selftest
 
 clean:
