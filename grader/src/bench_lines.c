@@ -130,6 +130,12 @@ static const char *num(double v, const char *fmt, char *buf, size_t len)
     return buf;
 }
 
+/* Microseconds with the digits that matter: 0.04, 12.3, 1534. */
+static const char *usec(double v, char *buf, size_t len)
+{
+    return num(v, v < 10 ? "%.2f" : v < 1000 ? "%.1f" : "%.0f", buf, len);
+}
+
 void bench_table(FILE *out, const struct bench_set *s)
 {
     for (int i = 0; i < s->n; i++) {
@@ -143,8 +149,8 @@ void bench_table(FILE *out, const struct bench_set *s)
         for (int j = 0; j < s->n; j++)
             if (!strcmp(s->lines[j].op, first->op) && !strcmp(s->lines[j].impl, "memcpy"))
                 base = "memcpy";
-        fprintf(out, "%s on %d PEs    latency (us)                 busbw (GB/s)          speed\n",
-                first->op, first->pes);
+        fprintf(out, "%s on %d PEs\n%8s %-27s  %-23s  %s\n", first->op, first->pes, "",
+                "latency (us)", "busbw (GB/s)", "speed");
         fprintf(out, "%8s %8s %9s %8s  %7s %7s %7s  %8s %8s\n", "size", "yours", "reference",
                 base, "yours", "ref", base, "you/ref", "ref/base");
         for (int j = 0; j < s->n; j++) { /* sizes in the order they were measured */
@@ -159,9 +165,8 @@ void bench_table(FILE *out, const struct bench_set *s)
                                     *m = find(s, "", b->op, b->bytes, 1);
             char t[9][32];
             fprintf(out, "%8s %8s %9s %8s  %7s %7s %7s  %8s %8s\n",
-                    size_text(b->bytes, t[0], 32), num(y ? y->median_us : 0, "%.1f", t[1], 32),
-                    num(r ? r->median_us : 0, "%.1f", t[2], 32),
-                    num(m ? m->median_us : 0, "%.1f", t[3], 32),
+                    size_text(b->bytes, t[0], 32), usec(y ? y->median_us : 0, t[1], 32),
+                    usec(r ? r->median_us : 0, t[2], 32), usec(m ? m->median_us : 0, t[3], 32),
                     num(y ? y->busbw : 0, "%.2f", t[4], 32), num(r ? r->busbw : 0, "%.2f", t[5], 32),
                     num(m ? m->busbw : 0, "%.2f", t[6], 32), num(speed(y, r), "%.2fx", t[7], 32),
                     num(speed(r, m), "%.2fx", t[8], 32));

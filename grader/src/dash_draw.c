@@ -193,14 +193,6 @@ static void draw_pane(struct dash *d, int y0, int h)
         } while (*s);
         attroff(style_attr(d, p->lines[i].style));
     }
-    if (rows > h) { /* where we are, at the right edge of the pane's last line */
-        char where[48];
-        snprintf(where, sizeof where, "[%d-%d of %d]", p->scroll + 1,
-                 p->scroll + h < rows ? p->scroll + h : rows, rows);
-        attron(A_REVERSE);
-        put(y0 + h - 1, COLS - (int)strlen(where), (int)strlen(where), where);
-        attroff(A_REVERSE);
-    }
 }
 
 /* ---- The table --------------------------------------------------------------------------- */
@@ -211,14 +203,14 @@ struct layout {
 
 static struct layout layout_for(int cols)
 {
-    struct layout l = {0, 8, 6, 7, 9, 4};
+    struct layout l = {0, 7, 8, 7, 9, 4};
     if (cols < 78)
         l.perf = 0;
     if (cols < 68)
         l.doc = 0, l.points = 0;
     if (cols < 52)
         l.code = 0;
-    l.title = cols - 8 - (l.code + 1) - (l.test + 1) - (l.points ? l.points + 1 : 0) -
+    l.title = cols - 9 - (l.code ? l.code + 1 : 0) - (l.test + 1) - (l.points ? l.points + 1 : 0) -
               (l.perf ? l.perf + 1 : 0) - (l.doc ? l.doc + 1 : 0);
     if (l.title < 8)
         l.title = 8;
@@ -328,8 +320,14 @@ static void pane_header(struct dash *d, int y)
     } else {
         snprintf(left, sizeof left, " %s %s", ch->id, ch->title);
     }
-    if (d->panes[d->sel].n > pane_height(d))
-        snprintf(right, sizeof right, "PgUp/PgDn scroll ");
+    const struct pane *p = &d->panes[d->sel];
+    int rows = total_rows(p, COLS), h = pane_height(d);
+    if (rows > h) { /* where we are in it */
+        int first = p->scroll > rows - h ? rows - h : p->scroll;
+        if (p->follow)
+            first = rows - h;
+        snprintf(right, sizeof right, "lines %d-%d of %d, PgUp/PgDn ", first + 1, first + h, rows);
+    }
     bar(y, d->color ? COLOR_PAIR(C_HEAD) | A_REVERSE : A_REVERSE, left, right);
 }
 

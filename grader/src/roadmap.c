@@ -59,10 +59,10 @@ const char *row_points(const struct roadmap_row *r, char *buf)
 
 const char *row_perf(const struct roadmap_row *r, char *buf)
 {
-    if (r->vs_mpi > 0)
-        snprintf(buf, 32, "%.2fx MPI", r->vs_mpi);
-    else if (r->vs_ref > 0)
-        snprintf(buf, 32, "%.2fx ref", r->vs_ref);
+    double v = r->vs_mpi > 0 ? r->vs_mpi : r->vs_ref;
+    const char *fmt = v >= 100 ? "%.0fx %s" : v >= 10 ? "%.1fx %s" : "%.2fx %s";
+    if (v > 0) /* at most 9 characters: "24.1x MPI" */
+        snprintf(buf, 32, fmt, v, r->vs_mpi > 0 ? "MPI" : "ref");
     else
         snprintf(buf, 32, "-");
     return buf;

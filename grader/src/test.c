@@ -23,7 +23,7 @@ struct test_opts {
 
 static void emit(json_t *o)
 {
-    char *line = json_dumps(o, JSON_COMPACT);
+    char *line = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(4));
     if (line)
         printf("%s\n", line);
     fflush(stdout);
