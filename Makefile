@@ -72,7 +72,8 @@ help:
 	@echo
 	@echo "  make week1        install what is missing, build your code, grade chapters 1.1-1.4"
 	@echo "  make test         build everything with warnings as errors; every suite must pass on"
-	@echo "                    solutions/ and fail on each chapter's stub; check stub drift"
+	@echo "                    solutions/ and fail on each chapter's stub; check stub drift; the"
+	@echo "                    grader's unit and end-to-end tests (dashboard in tmux, watch)"
 	@echo "  make lib          build build/<impl>/lib/libtshmem.a (IMPL=learner|solutions)"
 	@echo "  make week2        the same for chapters 2.1-2.5"
 	@echo "  make pe-programs  build the PE-side test programs of a variant (IMPL, REF, STUB)"

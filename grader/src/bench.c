@@ -59,7 +59,7 @@ static int bench_run(const struct course *c, const struct chapter *ch, const cha
 {
     if (!getenv("TSHMEM_ROOT"))
         setenv("TSHMEM_ROOT", c->root, 1); /* where the job runner finds tools/tshrun */
-    const char *full[] = {"8", NULL}; /* every size: --min 8 (to 64 MiB, bench.h's default) */
+    const char *full[] = {"8", NULL};      /* every size: --min 8 (to 64 MiB, bench.h's default) */
     struct pe_job job;
     printf("  running %s on %d PEs ...\n", run, o->pes);
     fflush(stdout);
@@ -71,8 +71,9 @@ static int bench_run(const struct course *c, const struct chapter *ch, const cha
     if (job.timed_out || job.status != 0 || set->n == before) {
         char *digest = job.timed_out ? NULL : job_digest(&job);
         printf("  the %s run %s:\n%s\n", run,
-               job.timed_out ? "did not finish" : set->n == before ? "printed no figures"
-                                                                    : "failed",
+               job.timed_out      ? "did not finish"
+               : set->n == before ? "printed no figures"
+                                  : "failed",
                job.timed_out ? job.hang_report : digest);
         free(digest);
         rc = -1;
@@ -92,13 +93,15 @@ static void record(const struct course *c, const struct chapter *ch, const struc
     time_iso(time(NULL), now, sizeof now);
     if (b->vs_mpi > pg_real(bench, "vs_mpi")) {
         json_object_set_new(bench, "vs_mpi", json_real(b->vs_mpi));
-        json_object_set_new(bench, "vs_mpi_at", json_pack("{s:s, s:I}", "op", b->mpi_op,
-                                                          "bytes", (json_int_t)b->mpi_bytes));
+        json_object_set_new(
+            bench, "vs_mpi_at",
+            json_pack("{s:s, s:I}", "op", b->mpi_op, "bytes", (json_int_t)b->mpi_bytes));
     }
     if (b->vs_ref > pg_real(bench, "vs_ref")) {
         json_object_set_new(bench, "vs_ref", json_real(b->vs_ref));
-        json_object_set_new(bench, "vs_ref_at", json_pack("{s:s, s:I}", "op", b->ref_op,
-                                                          "bytes", (json_int_t)b->ref_bytes));
+        json_object_set_new(
+            bench, "vs_ref_at",
+            json_pack("{s:s, s:I}", "op", b->ref_op, "bytes", (json_int_t)b->ref_bytes));
     }
     json_object_set_new(bench, "last_run", json_string(now));
     json_object_set_new(chp, "bench", bench);
@@ -115,8 +118,10 @@ static int parse_opts(int argc, char **argv, const char **id, struct bench_opts 
         } else if (!strcmp(argv[i], "--pes") && i + 1 < argc) {
             o->pes = (int)strtol(argv[++i], &end, 10);
             if (*end || o->pes < 1 || o->pes > 64) {
-                fprintf(stderr, "grader bench: --pes takes a number of PEs from 1 to 64, not "
-                        "'%s'.\n", argv[i]);
+                fprintf(stderr,
+                        "grader bench: --pes takes a number of PEs from 1 to 64, not "
+                        "'%s'.\n",
+                        argv[i]);
                 return 2;
             }
         } else if (argv[i][0] != '-' && !*id) {
@@ -169,7 +174,8 @@ int cmd_bench(const struct course *c, int argc, char **argv)
     progress_close(&p);
     if (mine && !done)
         printf("  note: chapter %s does not pass its tests yet (grader test %s), so your "
-               "figures may not mean much.\n", ch->id, ch->id);
+               "figures may not mean much.\n",
+               ch->id, ch->id);
     int mine_ok = mine && bench_run(c, ch, mine, "yours", &o, &set) == 0;
     free(mine);
     if (grader_stop) {
@@ -190,9 +196,8 @@ int cmd_bench(const struct course *c, int argc, char **argv)
         printf("\nAll figures: %s\n", csv + strlen(c->root) + 1);
     if (mine_ok && (best.vs_mpi > 0 || best.vs_ref > 0)) {
         record(c, ch, &best);
-        printf("Your best: %.2fx MPI (%s, %zu B), %.2fx the reference (%s, %zu B).\n",
-               best.vs_mpi, best.mpi_op, best.mpi_bytes, best.vs_ref, best.ref_op,
-               best.ref_bytes);
+        printf("Your best: %.2fx MPI (%s, %zu B), %.2fx the reference (%s, %zu B).\n", best.vs_mpi,
+               best.mpi_op, best.mpi_bytes, best.vs_ref, best.ref_op, best.ref_bytes);
     }
     return mine_ok ? 0 : 1;
 }

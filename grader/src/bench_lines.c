@@ -7,8 +7,8 @@
 #include "bench_lines.h"
 
 /* One "key=value" of the line [l, e) into the matching field. */
-static void field(struct bench_line *b, const char *key, size_t klen, const char *val,
-                  size_t vlen, int *seen)
+static void field(struct bench_line *b, const char *key, size_t klen, const char *val, size_t vlen,
+                  int *seen)
 {
     char v[64];
     snprintf(v, sizeof v, "%.*s", (int)(vlen < 63 ? vlen : 63), val);
@@ -151,8 +151,8 @@ void bench_table(FILE *out, const struct bench_set *s)
                 base = "memcpy";
         fprintf(out, "%s on %d PEs\n%8s %-27s  %-23s  %s\n", first->op, first->pes, "",
                 "latency (us)", "busbw (GB/s)", "speed");
-        fprintf(out, "%8s %8s %9s %8s  %7s %7s %7s  %8s %8s\n", "size", "yours", "reference",
-                base, "yours", "ref", base, "you/ref", "ref/base");
+        fprintf(out, "%8s %8s %9s %8s  %7s %7s %7s  %8s %8s\n", "size", "yours", "reference", base,
+                "yours", "ref", base, "you/ref", "ref/base");
         for (int j = 0; j < s->n; j++) { /* sizes in the order they were measured */
             const struct bench_line *b = &s->lines[j];
             int dup = 0;
@@ -164,17 +164,17 @@ void bench_table(FILE *out, const struct bench_set *s)
                                     *r = find(s, "reference", b->op, b->bytes, 0),
                                     *m = find(s, "", b->op, b->bytes, 1);
             char t[9][32];
-            fprintf(out, "%8s %8s %9s %8s  %7s %7s %7s  %8s %8s\n",
-                    size_text(b->bytes, t[0], 32), usec(y ? y->median_us : 0, t[1], 32),
-                    usec(r ? r->median_us : 0, t[2], 32), usec(m ? m->median_us : 0, t[3], 32),
-                    num(y ? y->busbw : 0, "%.2f", t[4], 32), num(r ? r->busbw : 0, "%.2f", t[5], 32),
+            fprintf(out, "%8s %8s %9s %8s  %7s %7s %7s  %8s %8s\n", size_text(b->bytes, t[0], 32),
+                    usec(y ? y->median_us : 0, t[1], 32), usec(r ? r->median_us : 0, t[2], 32),
+                    usec(m ? m->median_us : 0, t[3], 32), num(y ? y->busbw : 0, "%.2f", t[4], 32),
+                    num(r ? r->busbw : 0, "%.2f", t[5], 32),
                     num(m ? m->busbw : 0, "%.2f", t[6], 32), num(speed(y, r), "%.2fx", t[7], 32),
                     num(speed(r, m), "%.2fx", t[8], 32));
         }
         fprintf(out, "\n");
     }
     fprintf(out, "speed: how many times faster (above 1) the first is, from the median "
-            "latencies.\n");
+                 "latencies.\n");
 }
 
 int bench_csv(const char *path, const char *chapter, const struct bench_set *s)
@@ -183,12 +183,12 @@ int bench_csv(const char *path, const char *chapter, const struct bench_set *s)
     if (!f)
         return -1;
     fprintf(f, "chapter,run,op,impl,pes,bytes,iters,median_us,min_us,max_us,algbw_GBps,"
-            "busbw_GBps\n");
+               "busbw_GBps\n");
     for (int i = 0; i < s->n; i++) {
         const struct bench_line *b = &s->lines[i];
         fprintf(f, "%s,%s,%s,%s,%d,%zu,%d,%.3f,%.3f,%.3f,%.3f,%.3f\n", chapter, b->run, b->op,
-                b->impl, b->pes, b->bytes, b->iters, b->median_us, b->min_us, b->max_us,
-                b->algbw, b->busbw);
+                b->impl, b->pes, b->bytes, b->iters, b->median_us, b->min_us, b->max_us, b->algbw,
+                b->busbw);
     }
     return fclose(f);
 }

@@ -12,7 +12,7 @@
 #define MAX_BENCH_LINES 512
 
 struct bench_line {
-    char run[16];  /* "yours" or "reference": which build printed it */
+    char run[16]; /* "yours" or "reference": which build printed it */
     char op[32];
     char impl[16]; /* "tshmem", "mpi", "memcpy" */
     int pes, iters;

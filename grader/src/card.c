@@ -39,14 +39,16 @@ void card_write(FILE *out, const struct course *c, const struct roadmap_row *row
     if (!shown)
         fprintf(out, "| | | no chapter in week %d | | | | |\n", week);
     struct roadmap_totals tot = roadmap_sum(c, rows);
-    fprintf(out, "\n**%d/%d chapters done** · **%d/%d points** · %d/%d tests passing · "
-            "%d hint%s used\n", tot.done, tot.available, tot.points, tot.max_points, tot.passed,
-            tot.total, tot.hints, tot.hints == 1 ? "" : "s");
+    fprintf(out,
+            "\n**%d/%d chapters done** · **%d/%d points** · %d/%d tests passing · "
+            "%d hint%s used\n",
+            tot.done, tot.available, tot.points, tot.max_points, tot.passed, tot.total, tot.hints,
+            tot.hints == 1 ? "" : "s");
     if (ref_deps)
         fprintf(out, "\n\\* passed with the earlier chapters taken from the reference "
-                "(--ref-deps)\n");
+                     "(--ref-deps)\n");
     fprintf(out, "\nCode: stub, N todo left, written. Perf: best speed against MPI (above 1: "
-            "faster).\n");
+                 "faster).\n");
 }
 
 int cmd_card(const struct course *c, int argc, char **argv)
@@ -59,8 +61,10 @@ int cmd_card(const struct course *c, int argc, char **argv)
         if (!strcmp(argv[i], "--week") && i + 1 < argc) {
             week = (int)strtol(argv[++i], &end, 10);
             if (*end || week < 1) {
-                fprintf(stderr, "grader card: --week takes a week number such as 1, not "
-                        "'%s'.\n", argv[i]);
+                fprintf(stderr,
+                        "grader card: --week takes a week number such as 1, not "
+                        "'%s'.\n",
+                        argv[i]);
                 return 2;
             }
         } else {
@@ -71,8 +75,10 @@ int cmd_card(const struct course *c, int argc, char **argv)
     for (int i = 0; i < c->n; i++)
         known |= c->chapters[i].week == week;
     if (week && !known) {
-        fprintf(stderr, "grader card: the course has no week %d (grader list shows the "
-                "roadmap).\n", week);
+        fprintf(stderr,
+                "grader card: the course has no week %d (grader list shows the "
+                "roadmap).\n",
+                week);
         return 2;
     }
     struct progress p;

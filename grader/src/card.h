@@ -20,12 +20,11 @@ json_t *session_snapshot(struct progress *p);
 struct session_diff {
     int chapters_done; /* chapters done now and not at the start */
     char done_list[512];
-    int tests_fixed;   /* tests passing now that did not at the start */
+    int tests_fixed; /* tests passing now that did not at the start */
     char fixed_list[1024];
-    int hints;         /* hints taken during the session */
+    int hints; /* hints taken during the session */
 };
-struct session_diff session_compare(json_t *snapshot, struct progress *p,
-                                    const struct course *c);
+struct session_diff session_compare(json_t *snapshot, struct progress *p, const struct course *c);
 
 /* The session card: goal, when and how long, chapters passed, tests fixed, hints used. */
 void session_card_write(FILE *out, const char *goal, time_t start, time_t end, int open,

@@ -90,9 +90,7 @@ const char *code_word(struct code_info ci)
     switch (ci.state) {
     case CODE_STUB: return "stub";
     case CODE_WRITTEN: return "written";
-    case CODE_EDITED:
-        snprintf(buf, sizeof buf, "%d todo", ci.todos);
-        return buf;
+    case CODE_EDITED: snprintf(buf, sizeof buf, "%d todo", ci.todos); return buf;
     default: return "?";
     }
 }

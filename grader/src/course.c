@@ -48,10 +48,13 @@ static int get_list(json_t *obj, const char *key, char (*dst)[48], int max, int 
         return 0;
     if (!json_is_array(v))
         return bad(err, errlen, "%s: \"%s\" must be a list of strings", where, key);
-    json_array_foreach(v, i, item) {
+    json_array_foreach(v, i, item)
+    {
         if (!json_is_string(item) || strlen(json_string_value(item)) >= sizeof dst[0])
-            return bad(err, errlen, "%s: \"%s\" item %zu must be a string shorter than %zu "
-                       "characters", where, key, i + 1, sizeof dst[0]);
+            return bad(err, errlen,
+                       "%s: \"%s\" item %zu must be a string shorter than %zu "
+                       "characters",
+                       where, key, i + 1, sizeof dst[0]);
         if (*n == max)
             return bad(err, errlen, "%s: \"%s\" has more than %d items", where, key, max);
         snprintf(dst[(*n)++], sizeof dst[0], "%s", json_string_value(item));
@@ -98,7 +101,8 @@ static int read_chapter(struct course *c, json_t *item, int index, char *err, si
     size_t i;
     if (hints && !json_is_array(hints))
         return bad(err, errlen, "%s: \"hints\" must be a list of strings", where);
-    json_array_foreach(hints, i, h) {
+    json_array_foreach(hints, i, h)
+    {
         if (!json_is_string(h) || !*json_string_value(h))
             return bad(err, errlen, "%s: hint %zu must be a non-empty string", where, i + 1);
         if (ch->nhints == MAX_HINTS)
@@ -109,7 +113,8 @@ static int read_chapter(struct course *c, json_t *item, int index, char *err, si
     const char *test;
     if (points && !json_is_object(points))
         return bad(err, errlen, "%s: \"points\" must map test names to points", where);
-    json_object_foreach(points, test, p) {
+    json_object_foreach(points, test, p)
+    {
         if (!json_is_integer(p) || json_integer_value(p) < 0 || json_integer_value(p) > 100)
             return bad(err, errlen, "%s: the points of %s must be a whole number from 0 to 100",
                        where, test);
@@ -123,8 +128,7 @@ static int read_chapter(struct course *c, json_t *item, int index, char *err, si
     return 0;
 }
 
-int course_load_file(struct course *c, const char *root, const char *path, char *err,
-                     size_t errlen)
+int course_load_file(struct course *c, const char *root, const char *path, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
     snprintf(c->root, sizeof c->root, "%s", root);
@@ -140,7 +144,8 @@ int course_load_file(struct course *c, const char *root, const char *path, char 
     const char *title = json_string_value(json_object_get(c->doc, "title"));
     snprintf(c->title, sizeof c->title, "%s", title ? title : "the course");
     size_t i;
-    json_array_foreach(list, i, item) {
+    json_array_foreach(list, i, item)
+    {
         if (read_chapter(c, item, (int)i, err, errlen) != 0)
             return -1;
         c->n++;
@@ -164,8 +169,10 @@ static int find_root(char *root, size_t len, const char *argv0)
     }
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) {
-        fprintf(stderr, "grader: cannot tell where %s lives; set TSHMEM_ROOT to the course "
-                "folder\n", argv0);
+        fprintf(stderr,
+                "grader: cannot tell where %s lives; set TSHMEM_ROOT to the course "
+                "folder\n",
+                argv0);
         return -1;
     }
     exe[n] = '\0';
@@ -185,8 +192,10 @@ int course_load(struct course *c, const char *argv0)
         return -1;
     snprintf(path, sizeof path, "%s/grader/course.json", root);
     if (course_load_file(c, root, path, err, sizeof err) != 0) {
-        fprintf(stderr, "grader: %s is not right: %s. Fix it, or restore it with "
-                "git checkout grader/course.json\n", path, err);
+        fprintf(stderr,
+                "grader: %s is not right: %s. Fix it, or restore it with "
+                "git checkout grader/course.json\n",
+                path, err);
         course_free(c);
         return -1;
     }
@@ -218,7 +227,8 @@ int chapter_declared(const struct chapter *ch, int *points)
     json_t *p;
     int n = 0;
     *points = 0;
-    json_object_foreach(ch->points, test, p) {
+    json_object_foreach(ch->points, test, p)
+    {
         n++;
         *points += (int)json_integer_value(p);
     }
@@ -234,16 +244,20 @@ int course_select(const struct course *c, const char *cmd, const char *sel,
         char week[16];
         snprintf(week, sizeof week, "week%d", ch->week);
         if (strcmp(sel, ch->id) == 0 && !ch->available) {
-            fprintf(stderr, "grader %s: chapter %s (%s) is not part of the course yet; grader "
-                    "list shows the chapters you can do now.\n", cmd, ch->id, ch->title);
+            fprintf(stderr,
+                    "grader %s: chapter %s (%s) is not part of the course yet; grader "
+                    "list shows the chapters you can do now.\n",
+                    cmd, ch->id, ch->title);
             return -1;
         }
         if ((!strcmp(sel, "all") || !strcmp(sel, week) || !strcmp(sel, ch->id)) && ch->available)
             out[n++] = ch;
     }
     if (n == 0)
-        fprintf(stderr, "grader %s: '%s' names no chapter you can do: use an id such as 1.3, a "
-                "week such as week1, or all (grader list shows them).\n", cmd, sel);
+        fprintf(stderr,
+                "grader %s: '%s' names no chapter you can do: use an id such as 1.3, a "
+                "week such as week1, or all (grader list shows them).\n",
+                cmd, sel);
     return n ? n : -1;
 }
 

@@ -33,9 +33,9 @@
 #define MAX_HINTS    8
 
 struct chapter {
-    char id[8];     /* "1.3" */
+    char id[8]; /* "1.3" */
     int week;
-    char dir[64];   /* "week1/03-put-get" */
+    char dir[64]; /* "week1/03-put-get" */
     char title[96];
     char suite[32]; /* "suite_1_3", empty when the chapter is not available yet */
     char book[96];

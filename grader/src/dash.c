@@ -163,9 +163,10 @@ static void show_hint(struct dash *d)
                  i + 1, ch->nhints);
         pane_add(pane, i == taken ? P_NOTE : P_TEXT, "     %s", ch->hints[i]);
     }
-    set_status(d, P_NOTE, taken < 0 ? "%s: every hint is shown; the page (r) has the tasks step "
-                                      "by step."
-                                    : "%s: hint %d of %d.",
+    set_status(d, P_NOTE,
+               taken < 0 ? "%s: every hint is shown; the page (r) has the tasks step "
+                           "by step."
+                         : "%s: hint %d of %d.",
                ch->id, taken + 1, ch->nhints);
     reload(d);
 }
@@ -228,8 +229,8 @@ static void toggle_watch(struct dash *d)
     }
     char dir[4300];
     snprintf(dir, sizeof dir, "%s/%s", d->c->root, ch->dir);
-    d->wd = d->notify >= 0 ? inotify_add_watch(d->notify, dir, IN_CLOSE_WRITE | IN_MOVED_TO |
-                                                                   IN_CREATE | IN_ATTRIB)
+    d->wd = d->notify >= 0 ? inotify_add_watch(d->notify, dir,
+                                               IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_ATTRIB)
                            : -1;
     d->watch_ch = d->sel;
     d->watch_sig = chapter_files_signature(d->c, ch);
@@ -280,18 +281,27 @@ static int key(struct dash *d, int k)
         return 1;
     }
     switch (k) {
-    case 'q': case 'Q': return 0;
-    case KEY_UP: case 'k': select_row(d, d->sel - 1); break;
-    case KEY_DOWN: case 'j': select_row(d, d->sel + 1); break;
+    case 'q':
+    case 'Q': return 0;
+    case KEY_UP:
+    case 'k': select_row(d, d->sel - 1); break;
+    case KEY_DOWN:
+    case 'j': select_row(d, d->sel + 1); break;
     case KEY_HOME: select_row(d, 0); break;
     case KEY_END: select_row(d, d->c->n - 1); break;
-    case KEY_NPAGE: case ' ': pane_scroll(d, pane_height(d) - 1); break;
+    case KEY_NPAGE:
+    case ' ': pane_scroll(d, pane_height(d) - 1); break;
     case KEY_PPAGE: pane_scroll(d, -(pane_height(d) - 1)); break;
-    case '\n': case '\r': case KEY_ENTER: start_run(d, d->sel, 0); break;
-    case 'b': case 'B': start_run(d, d->sel, 1); break;
-    case 'h': case 'H': show_hint(d); break;
+    case '\n':
+    case '\r':
+    case KEY_ENTER: start_run(d, d->sel, 0); break;
+    case 'b':
+    case 'B': start_run(d, d->sel, 1); break;
+    case 'h':
+    case 'H': show_hint(d); break;
     case 'r': read_page(d); break;
-    case 'w': case 'W': toggle_watch(d); break;
+    case 'w':
+    case 'W': toggle_watch(d); break;
     case '\t': d->zoom = !d->zoom; break;
     case 27: /* Esc */
         if (d->run_ch >= 0)
@@ -299,14 +309,18 @@ static int key(struct dash *d, int k)
         else
             d->zoom = 0;
         break;
-    case 'x': case 'X':
+    case 'x':
+    case 'X':
         if (!busy(d) && d->c->chapters[d->sel].available) {
             d->confirm_reset = 1;
-            set_status(d, P_NOTE, "Reset %s to the stub? y: yes (your files are backed up "
-                       "first), any other key: no", d->c->chapters[d->sel].id);
+            set_status(d, P_NOTE,
+                       "Reset %s to the stub? y: yes (your files are backed up "
+                       "first), any other key: no",
+                       d->c->chapters[d->sel].id);
         }
         break;
-    case 12: case 'R': clearok(stdscr, TRUE); break; /* Ctrl-L: redraw */
+    case 12:
+    case 'R': clearok(stdscr, TRUE); break; /* Ctrl-L: redraw */
     default: break;
     }
     return 1;

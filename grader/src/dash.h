@@ -26,15 +26,15 @@ struct pane {
 struct dash {
     const struct course *c;
     struct roadmap_row rows[MAX_CHAPTERS];
-    int sel;                        /* selected chapter */
+    int sel;                         /* selected chapter */
     struct pane panes[MAX_CHAPTERS]; /* the last output shown for each chapter */
-    int zoom;                       /* the pane takes the whole screen */
+    int zoom;                        /* the pane takes the whole screen */
     int utf8, color;
 
     /* a test run or a benchmark, in a child process */
     struct child run;
-    int run_ch;                     /* chapter index, -1 when nothing runs */
-    int run_json;                   /* 1: grader test --json, 0: text (bench) */
+    int run_ch;   /* chapter index, -1 when nothing runs */
+    int run_json; /* 1: grader test --json, 0: text (bench) */
     int stopping;
     char phase[32];
     int done, total, run_passed, run_failed, got_summary;
@@ -42,12 +42,12 @@ struct dash {
     size_t buflen;
 
     /* watch: the selected chapter's files are watched while on */
-    int watch_ch;                   /* -1: off */
+    int watch_ch; /* -1: off */
     int notify, wd;
     uint64_t watch_sig;
-    double watch_due;               /* a save was seen: run at this time */
+    double watch_due; /* a save was seen: run at this time */
 
-    int confirm_reset;              /* waiting for y/n */
+    int confirm_reset; /* waiting for y/n */
     char status[320];
     int status_style;
 };

@@ -151,7 +151,7 @@ int pane_height(const struct dash *d)
 {
     int table = d->zoom ? 0 : d->c->n + 1;
     int h = LINES - 4 - table; /* title, pane header, status, keys */
-    if (!d->zoom && h < 5) /* the table scrolls to leave the pane room */
+    if (!d->zoom && h < 5)     /* the table scrolls to leave the pane room */
         h = LINES - 4 - 1 - (LINES >= 14 ? 6 : 3);
     return h < 1 ? 1 : h;
 }
@@ -315,8 +315,8 @@ static void pane_header(struct dash *d, int y)
         snprintf(left, sizeof left, " %s %s  %s %d/%d tests", d->stopping ? "stopping" : "running",
                  ch->id, meter, d->done, d->total);
     } else if (d->run_ch == d->sel) {
-        snprintf(left, sizeof left, " %s %s: %s...", d->stopping ? "stopping" : "running",
-                 ch->id, d->phase);
+        snprintf(left, sizeof left, " %s %s: %s...", d->stopping ? "stopping" : "running", ch->id,
+                 d->phase);
     } else {
         snprintf(left, sizeof left, " %s %s", ch->id, ch->title);
     }
@@ -356,8 +356,8 @@ void draw(struct dash *d)
     }
     pane_header(d, y);
     draw_pane(d, y + 1, ph);
-    int sattr = d->status_style == P_TEXT ? (int)A_NORMAL
-                                          : style_attr(d, (enum pane_style)d->status_style);
+    int sattr =
+        d->status_style == P_TEXT ? (int)A_NORMAL : style_attr(d, (enum pane_style)d->status_style);
     if (d->status[0]) {
         attron(sattr);
         put(LINES - 2, 1, COLS - 1, d->status);
@@ -368,14 +368,15 @@ void draw(struct dash *d)
                  d->c->chapters[d->watch_ch].id);
         attroff(style_attr(d, P_NOTE));
     } else {
-        put(LINES - 2, 1, COLS - 1, d->utf8 ? "✓ done  ◐ in progress  ○ to do  · coming"
-                                            : "+ done  ~ in progress  o to do  . coming");
+        put(LINES - 2, 1, COLS - 1,
+            d->utf8 ? "✓ done  ◐ in progress  ○ to do  · coming"
+                    : "+ done  ~ in progress  o to do  . coming");
     }
     const char *keys = d->confirm_reset ? " y: reset (your files are backed up first)  n: keep them"
-                       : COLS >= 96 ? " Up/Down select  Enter test  h hint  r read  x reset  "
-                                      "b bench  w watch  Tab zoom  q quit"
-                       : COLS >= 72 ? " Enter test  h hint  r read  x reset  b bench  w watch  "
-                                      "Tab zoom  q quit"
+                       : COLS >= 96     ? " Up/Down select  Enter test  h hint  r read  x reset  "
+                                          "b bench  w watch  Tab zoom  q quit"
+                       : COLS >= 72     ? " Enter test  h hint  r read  x reset  b bench  w watch  "
+                                          "Tab zoom  q quit"
                                     : " Enter test h hint r read x reset b bench w watch q quit";
     bar(LINES - 1, A_REVERSE, keys, "");
     refresh();

@@ -29,16 +29,17 @@ static void event(struct dash *d, struct pane *p, json_t *o)
 {
     const char *ev = str(o, "event");
     if (!strcmp(ev, "chapter")) {
-        pane_add(p, P_HEAD, "%s%s %s  (%s%s)", json_is_true(json_object_get(o, "recheck"))
-                                                    ? "re-check: " : "",
-                 str(o, "chapter"), str(o, "title"), str(o, "dir"),
+        pane_add(p, P_HEAD, "%s%s %s  (%s%s)",
+                 json_is_true(json_object_get(o, "recheck")) ? "re-check: " : "", str(o, "chapter"),
+                 str(o, "title"), str(o, "dir"),
                  json_is_true(json_object_get(o, "ref_deps"))
-                     ? ", earlier chapters from the reference" : "");
+                     ? ", earlier chapters from the reference"
+                     : "");
         d->done = d->total = 0;
         snprintf(d->phase, sizeof d->phase, "starting");
     } else if (!strcmp(ev, "phase")) {
-        snprintf(d->phase, sizeof d->phase, "%s", !strcmp(str(o, "phase"), "build")
-                                                      ? "building" : "running the tests");
+        snprintf(d->phase, sizeof d->phase, "%s",
+                 !strcmp(str(o, "phase"), "build") ? "building" : "running the tests");
         d->total = num(o, "tests");
     } else if (!strcmp(ev, "test")) {
         int ok = json_is_true(json_object_get(o, "passed")), pts = num(o, "max_points");
@@ -129,8 +130,10 @@ void run_finished(struct dash *d, int status)
         pane_add(p, P_NOTE, "Stopped: the run was cancelled, and nothing of it is left running.");
         set_status(d, P_NOTE, "%s: run cancelled", ch->id);
     } else if (status > 128) {
-        pane_add(p, P_FAIL, "The run crashed (signal %d, %s). The dashboard is fine: Enter runs "
-                 "the tests again.", status - 128, strsignal(status - 128));
+        pane_add(p, P_FAIL,
+                 "The run crashed (signal %d, %s). The dashboard is fine: Enter runs "
+                 "the tests again.",
+                 status - 128, strsignal(status - 128));
         set_status(d, P_FAIL, "%s: the run crashed (signal %d)", ch->id, status - 128);
     } else if (d->run_json && !d->got_summary) {
         pane_add(p, P_FAIL, "The run ended (status %d) before its summary; its words are above.",
@@ -171,8 +174,10 @@ void chapter_overview(struct dash *d, int i)
              : r->code.state == CODE_EDITED  ? "edited, TODOs left"
                                              : "cannot compare with the stub");
     if (r->ran && r->built)
-        pane_add(p, r->status == ST_DONE ? P_PASS : P_TEXT, "Last run: %d of %d tests, %d of %d "
-                 "points%s.", r->passed, r->total, r->points, r->max_points,
+        pane_add(p, r->status == ST_DONE ? P_PASS : P_TEXT,
+                 "Last run: %d of %d tests, %d of %d "
+                 "points%s.",
+                 r->passed, r->total, r->points, r->max_points,
                  r->ref_deps ? " (earlier chapters from the reference)" : "");
     else if (r->ran)
         pane_add(p, P_FAIL, "Last run: your code did not build.");

@@ -118,17 +118,23 @@ int bad_argument(const char *command, const char *arg)
 const struct chapter *chapter_arg(const struct course *c, const char *command, const char *id)
 {
     if (!id || id[0] == '-') {
-        fprintf(stderr, "grader %s: name a chapter, e.g. grader %s 1.3 (grader list shows "
-                "them).\n", command, command);
+        fprintf(stderr,
+                "grader %s: name a chapter, e.g. grader %s 1.3 (grader list shows "
+                "them).\n",
+                command, command);
         return NULL;
     }
     const struct chapter *ch = course_find(c, id);
     if (!ch)
-        fprintf(stderr, "grader %s: there is no chapter '%s'; chapters are named like 1.3 "
-                "(grader list shows them).\n", command, id);
+        fprintf(stderr,
+                "grader %s: there is no chapter '%s'; chapters are named like 1.3 "
+                "(grader list shows them).\n",
+                command, id);
     else if (!ch->available)
-        fprintf(stderr, "grader %s: chapter %s (%s) is not part of the course yet; grader list "
-                "shows the chapters you can do now.\n", command, ch->id, ch->title);
+        fprintf(stderr,
+                "grader %s: chapter %s (%s) is not part of the course yet; grader list "
+                "shows the chapters you can do now.\n",
+                command, ch->id, ch->title);
     return ch && ch->available ? ch : NULL;
 }
 
@@ -162,4 +168,3 @@ int cmd_list(const struct course *c, int argc, char **argv)
     }
     return 0;
 }
-

@@ -55,7 +55,8 @@ int cmd_hint(const struct course *c, int argc, char **argv)
         return 2;
     if (ch->nhints == 0) {
         printf("Chapter %s has no hints yet. Its page has the tasks step by step: grader read "
-               "%s.\n", ch->id, ch->id);
+               "%s.\n",
+               ch->id, ch->id);
         return 0;
     }
     struct progress p;
@@ -74,7 +75,8 @@ int cmd_hint(const struct course *c, int argc, char **argv)
         printf("No hint taken yet: grader hint %s shows the first.\n", ch->id);
     else if (!list && taken < 0)
         printf("That was every hint of chapter %s. The page's tasks (grader read %s) and the "
-               "failing test's message are the next places to look.\n", ch->id, ch->id);
+               "failing test's message are the next places to look.\n",
+               ch->id, ch->id);
     else if (used < ch->nhints)
         printf("%d more: grader hint %s shows the next.\n", ch->nhints - used, ch->id);
     return 0;
@@ -89,8 +91,7 @@ char *book_text(const struct course *c, const struct chapter *ch)
     if (access(path, R_OK) != 0)
         return NULL;
     char *out = NULL;
-    char *argv[] = {"pandoc", "--from", "markdown", "--to", "plain", "--columns", "78", path,
-                    NULL};
+    char *argv[] = {"pandoc", "--from", "markdown", "--to", "plain", "--columns", "78", path, NULL};
     if (run_quiet(c, argv, &out) == 0 && out && *out)
         return out;
     free(out);
@@ -137,8 +138,10 @@ int cmd_read(const struct course *c, int argc, char **argv)
         return 2;
     char *text = book_text(c, ch);
     if (!text) {
-        fprintf(stderr, "grader read: chapter %s's page %s is missing; restore it with git "
-                "checkout %s.\n", ch->id, ch->book, ch->book);
+        fprintf(stderr,
+                "grader read: chapter %s's page %s is missing; restore it with git "
+                "checkout %s.\n",
+                ch->id, ch->book, ch->book);
         return 1;
     }
     mark_read(c, ch);

@@ -8,8 +8,8 @@
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-                      !strcmp(argv[1], "help"))) {
+    if (argc >= 2 &&
+        (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))) {
         help(stdout, argc > 2 ? argv[2] : NULL);
         return 0;
     }

@@ -39,11 +39,14 @@ static void keep_aside(struct progress *p, const char *why)
             break;
     }
     if (link(p->path, aside) == 0 && unlink(p->path) == 0) /* link: never overwrites */
-        snprintf(p->note, sizeof p->note, "grader: your progress file %s could not be read (%s). "
+        snprintf(p->note, sizeof p->note,
+                 "grader: your progress file %s could not be read (%s). "
                  "It is kept as %s, and your progress starts afresh: run grader test to "
-                 "record your chapters again.", p->path, why, aside);
+                 "record your chapters again.",
+                 p->path, why, aside);
     else
-        snprintf(p->note, sizeof p->note, "grader: your progress file %s could not be read (%s) "
+        snprintf(p->note, sizeof p->note,
+                 "grader: your progress file %s could not be read (%s) "
                  "and could not be kept aside (%s); progress starts afresh and will replace it.",
                  p->path, why, strerror(errno));
 }
@@ -60,8 +63,10 @@ static void load(struct progress *p)
     p->doc = NULL;
     if (!text) {
         if (errno != ENOENT)
-            snprintf(p->note, sizeof p->note, "grader: cannot read your progress file %s: %s; "
-                     "starting from nothing for now.", p->path, strerror(errno));
+            snprintf(p->note, sizeof p->note,
+                     "grader: cannot read your progress file %s: %s; "
+                     "starting from nothing for now.",
+                     p->path, strerror(errno));
         p->doc = fresh();
         return;
     }
@@ -109,9 +114,10 @@ int progress_save(struct progress *p)
 {
     char *text = json_dumps(p->doc, JSON_INDENT(1) | JSON_SORT_KEYS);
     if (!text || write_file_atomic(p->path, text, strlen(text)) != 0) {
-        fprintf(stderr, "grader: cannot write your progress to %s: %s. Your results are shown "
-                "but not remembered; check that the folder is writable.\n", p->path,
-                text ? strerror(errno) : "out of memory");
+        fprintf(stderr,
+                "grader: cannot write your progress to %s: %s. Your results are shown "
+                "but not remembered; check that the folder is writable.\n",
+                p->path, text ? strerror(errno) : "out of memory");
         free(text);
         return -1;
     }

@@ -31,7 +31,7 @@ struct progress {
     char path[4200];
     json_t *doc;
     char note[10000]; /* what happened to a broken file, or "" */
-    int lock_fd;     /* >= 0 while locked */
+    int lock_fd;      /* >= 0 while locked */
 };
 
 /* Reads the progress file (a fresh start when it is missing or broken: see note). With
@@ -44,9 +44,9 @@ void progress_close(struct progress *p);
 
 /* The chapter's object, created when `create`; NULL when absent. */
 json_t *progress_chapter(struct progress *p, const char *id, int create);
-int pg_int(json_t *obj, const char *key);       /* 0 when absent or not a number */
-double pg_real(json_t *obj, const char *key);   /* 0 when absent or not a number */
-int pg_bool(json_t *obj, const char *key);      /* 0 when absent or not true */
+int pg_int(json_t *obj, const char *key);     /* 0 when absent or not a number */
+double pg_real(json_t *obj, const char *key); /* 0 when absent or not a number */
+int pg_bool(json_t *obj, const char *key);    /* 0 when absent or not true */
 
 /* Records a run of the learner's code (grader test). */
 void progress_record_run(struct progress *p, const struct chapter_run *r, uint64_t fingerprint,

@@ -41,7 +41,7 @@ int reset_chapter(const struct course *c, const struct chapter *ch, char *backup
 {
     if (ensure_stubs(c) != 0) {
         fprintf(stderr, "grader reset: cannot generate the stubs (make stubs failed); run make "
-                "stubs to see why.\n");
+                        "stubs to see why.\n");
         return -1;
     }
     struct code_info ci = chapter_code(c, ch);
@@ -49,8 +49,10 @@ int reset_chapter(const struct course *c, const struct chapter *ch, char *backup
         return 1;
     char dir[4300];
     if (new_backup_dir(c, ch, dir, sizeof dir) != 0) {
-        fprintf(stderr, "grader reset: cannot create a backup folder under %s/.grader-backups: "
-                "%s. Nothing was changed.\n", c->root, strerror(errno));
+        fprintf(stderr,
+                "grader reset: cannot create a backup folder under %s/.grader-backups: "
+                "%s. Nothing was changed.\n",
+                c->root, strerror(errno));
         return -1;
     }
     /* every file is saved before any is replaced */
@@ -59,8 +61,8 @@ int reset_chapter(const struct course *c, const struct chapter *ch, char *backup
         snprintf(mine, sizeof mine, "%s/%s/%s", c->root, ch->dir, ch->files[f]);
         snprintf(saved, sizeof saved, "%s/%s", dir, ch->files[f]);
         if (access(mine, F_OK) == 0 && copy_file_new(mine, saved) != 0) {
-            fprintf(stderr, "grader reset: cannot save %s to %s: %s. Nothing was changed.\n",
-                    mine, saved, strerror(errno));
+            fprintf(stderr, "grader reset: cannot save %s to %s: %s. Nothing was changed.\n", mine,
+                    saved, strerror(errno));
             return -1;
         }
     }
@@ -71,8 +73,10 @@ int reset_chapter(const struct course *c, const struct chapter *ch, char *backup
         snprintf(stub, sizeof stub, "%s/build/stubs/%s/%s", c->root, ch->dir, ch->files[f]);
         char *text = read_file(stub, &n);
         if (!text || write_file_atomic(mine, text, n) != 0) {
-            fprintf(stderr, "grader reset: cannot restore %s from %s: %s. Your files are safe "
-                    "in %s.\n", mine, stub, strerror(errno), dir);
+            fprintf(stderr,
+                    "grader reset: cannot restore %s from %s: %s. Your files are safe "
+                    "in %s.\n",
+                    mine, stub, strerror(errno), dir);
             free(text);
             return -1;
         }
@@ -83,8 +87,8 @@ int reset_chapter(const struct course *c, const struct chapter *ch, char *backup
     struct progress p;
     progress_open(&p, c, 1);
     json_t *chp = progress_chapter(&p, ch->id, 1);
-    const char *keys[] = {"tests", "passed", "total", "points", "done", "regressed",
-                          "fingerprint", "built", NULL};
+    const char *keys[] = {"tests",     "passed",      "total", "points", "done",
+                          "regressed", "fingerprint", "built", NULL};
     for (int i = 0; keys[i]; i++)
         json_object_del(chp, keys[i]);
     progress_save(&p);
@@ -99,7 +103,8 @@ static int confirm(const struct chapter *ch)
         snprintf(files + strlen(files), sizeof files - strlen(files), "%s%s", f ? ", " : "",
                  ch->files[f]);
     printf("Reset chapter %s to the stub? Your %s in %s will be copied to a backup first. "
-           "[y/N] ", ch->id, files, ch->dir);
+           "[y/N] ",
+           ch->id, files, ch->dir);
     fflush(stdout);
     if (!fgets(answer, sizeof answer, stdin))
         return 0;
@@ -124,9 +129,10 @@ int cmd_reset(const struct course *c, int argc, char **argv)
     if (!ch)
         return 2;
     if (!yes && !isatty(0)) {
-        fprintf(stderr, "grader reset: this replaces your files of chapter %s with the stub; "
-                "say so with grader reset %s --yes (your files are kept in a backup).\n", ch->id,
-                ch->id);
+        fprintf(stderr,
+                "grader reset: this replaces your files of chapter %s with the stub; "
+                "say so with grader reset %s --yes (your files are kept in a backup).\n",
+                ch->id, ch->id);
         return 2;
     }
     if (!yes && !confirm(ch)) {

@@ -92,8 +92,8 @@ int cmd_summary(const struct course *c, int argc, char **argv)
     struct roadmap_row rows[MAX_CHAPTERS];
     progress_open(&p, c, 0);
     roadmap_rows(c, &p, rows);
-    printf("%s\n\n%-4s  %-34s  %-8s  %-12s  %-10s  %-11s  %s\n", c->title, "id", "chapter",
-           "code", "tests", "points", "perf", "status");
+    printf("%s\n\n%-4s  %-34s  %-8s  %-12s  %-10s  %-11s  %s\n", c->title, "id", "chapter", "code",
+           "tests", "points", "perf", "status");
     for (int i = 0; i < c->n; i++) {
         const struct roadmap_row *r = &rows[i];
         char t[32], pts[32], perf[32];

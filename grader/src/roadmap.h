@@ -10,12 +10,12 @@ struct roadmap_row {
     const struct chapter *ch;
     enum chapter_status status;
     struct code_info code;
-    int ran;                     /* the tests ran at least once */
+    int ran; /* the tests ran at least once */
     int built;
     int passed, total, points, max_points;
     int regressed, ref_deps, hints_used, read;
-    int has_bench;               /* grader/bench/bench_X_Y.c exists */
-    double vs_mpi, vs_ref;       /* best speed ratios, 0 when never measured */
+    int has_bench;         /* grader/bench/bench_X_Y.c exists */
+    double vs_mpi, vs_ref; /* best speed ratios, 0 when never measured */
 };
 
 /* Fills rows[0 .. c->n-1]. Generates the stubs first (for the Code column). */

@@ -23,7 +23,7 @@ struct chapter_run {
     int built;       /* 0: the build failed (the compiler's words are in build_log) */
     int interrupted; /* the grader was told to stop (Ctrl-C, SIGTERM) */
     char *build_log;
-    int total;       /* tests the suite announced */
+    int total; /* tests the suite announced */
     int n;
     struct result results[MAX_TESTS];
 };
@@ -62,6 +62,10 @@ int run_quiet(const struct course *c, char *const argv[], char **output);
 int run_make(const struct course *c, const struct variant *v, const char *target, char **out);
 /* Generates build/stubs/ (make stubs) once per process; 0 when they are there. */
 int ensure_stubs(const struct course *c);
+
+/* Stops every process whose environment has TSHMEM_GRADER_RUN=tag (what a run started, even
+ * where it left its process group), and removes what they leave in /dev/shm (sweep.c). */
+void sweep_run(const char *tag);
 
 /* Set by the handlers of stop_on_signals(): SIGINT, SIGTERM, SIGHUP. Runs in progress stop
  * their process groups and return with interrupted set; nothing is left running. */

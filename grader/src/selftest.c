@@ -39,8 +39,8 @@ static void check_metadata(const struct course *c)
     run_command(c, argv, NULL, &out);
     for (int i = 0; i < c->n; i++)
         if (c->chapters[i].available)
-            snprintf(want + strlen(want), sizeof want - strlen(want), "%s:%s\n",
-                     c->chapters[i].id, c->chapters[i].dir);
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%s:%s\n", c->chapters[i].id,
+                     c->chapters[i].dir);
     char detail[4200];
     snprintf(detail, sizeof detail, "    Makefile CHAPTERS:\n%s    course.json:\n%s", out, want);
     check(strcmp(out, want) == 0, "the Makefile and grader/course.json list the same chapters",
@@ -53,7 +53,8 @@ static void check_points(const struct chapter *ch, const struct chapter_run *r)
     const char *test;
     json_t *v;
     char what[160], detail[512] = "";
-    json_object_foreach(ch->points, test, v) {
+    json_object_foreach(ch->points, test, v)
+    {
         int found = 0;
         for (int i = 0; i < r->n; i++)
             found |= !strcmp(r->results[i].test, test);
@@ -81,7 +82,8 @@ static void check_chapter_files(const struct course *c, const struct chapter *ch
     snprintf(what, sizeof what, "%s: the files grader/course.json lists exist", ch->id);
     check(!detail[0], what, detail);
     snprintf(what, sizeof what, "%s: grader/course.json gives it hints", ch->id);
-    check(ch->nhints > 0, what, "    add \"hints\": [\"a nudge\", \"more specific\", "
+    check(ch->nhints > 0, what,
+          "    add \"hints\": [\"a nudge\", \"more specific\", "
           "\"nearly the answer\"]");
 }
 
@@ -102,7 +104,8 @@ static void grade(const struct course *c, const struct chapter *ch, const char *
         const struct result *t = &r.results[i];
         if (*stub) {
             snprintf(what, sizeof what, "%s %s fails on the stub", ch->id, t->test);
-            check(!t->passed, what, "    it passes although the chapter is a stub: the test "
+            check(!t->passed, what,
+                  "    it passes although the chapter is a stub: the test "
                   "checks nothing the learner writes");
         } else {
             snprintf(what, sizeof what, "%s %s passes on the reference (%.1f s)", ch->id, t->test,
@@ -192,9 +195,9 @@ int selftest(const struct course *c)
 {
     printf("The course's own checks\n");
     check_metadata(c);
-    check_command(c, "the stub generator passes its fixtures",
-                  (char *[]){"bash", "tools/testdata/stubgen/run-tests.sh", "build/tools/stubgen",
-                             NULL});
+    check_command(
+        c, "the stub generator passes its fixtures",
+        (char *[]){"bash", "tools/testdata/stubgen/run-tests.sh", "build/tools/stubgen", NULL});
     check_command(c, "the committed stubs equal a fresh generation (make check-stubs)",
                   (char *[]){"make", "-s", "--no-print-directory", "check-stubs", NULL});
     check_command(c, "a course of nothing but stubs builds and links with -Werror",

@@ -17,10 +17,12 @@ json_t *session_snapshot(struct progress *p)
     done = json_object_get(snap, "done");
     const char *id;
     int hints = 0;
-    json_object_foreach(chapters, id, chp) {
+    json_object_foreach(chapters, id, chp)
+    {
         json_t *list = json_array(), *tests = json_object_get(chp, "tests"), *ok;
         const char *test;
-        json_object_foreach(tests, test, ok) {
+        json_object_foreach(tests, test, ok)
+        {
             if (json_is_true(ok))
                 json_array_append_new(list, json_string(test));
         }
@@ -37,7 +39,8 @@ static int in_list(json_t *list, const char *s)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(list, i, v) {
+    json_array_foreach(list, i, v)
+    {
         if (json_is_string(v) && !strcmp(json_string_value(v), s))
             return 1;
     }
@@ -53,8 +56,7 @@ static void append(char *buf, size_t len, const char *text)
         snprintf(buf + used, len - used, ", ...");
 }
 
-struct session_diff session_compare(json_t *snapshot, struct progress *p,
-                                    const struct course *c)
+struct session_diff session_compare(json_t *snapshot, struct progress *p, const struct course *c)
 {
     struct session_diff d = {0};
     json_t *now = session_snapshot(p);
@@ -64,7 +66,8 @@ struct session_diff session_compare(json_t *snapshot, struct progress *p,
         const char *id = c->chapters[i].id;
         json_t *list = json_object_get(json_object_get(now, "passing"), id), *t;
         size_t k;
-        json_array_foreach(list, k, t) {
+        json_array_foreach(list, k, t)
+        {
             const char *test = json_string_value(t);
             if (in_list(json_object_get(was_passing, id), test))
                 continue;
@@ -99,7 +102,10 @@ void session_card_write(FILE *out, const char *goal, time_t start, time_t end, i
     strftime(to, sizeof to, "%H:%M", &b);
     duration_words((long)(end - start), len, sizeof len);
     fprintf(out, "### Study session%s: %s\n\n", open ? " (so far)" : "", goal);
-    fprintf(out, "- 🕒 %s, %s to %s%s (%s)\n", day, from, open ? "now, " : "", to, len);
+    if (open)
+        fprintf(out, "- 🕒 %s, since %s (%s so far)\n", day, from, len);
+    else
+        fprintf(out, "- 🕒 %s, %s to %s (%s)\n", day, from, to, len);
     fprintf(out, "- ✅ chapters passed: %s\n", d->chapters_done ? d->done_list : "none yet");
     fprintf(out, "- 🔧 tests fixed: %d%s%s%s\n", d->tests_fixed, d->tests_fixed ? " (" : "",
             d->fixed_list, d->tests_fixed ? ")" : "");
@@ -114,8 +120,7 @@ static int usage_error(const char *why)
     return 2;
 }
 
-static int session_card(const struct course *c, struct progress *p, json_t *s, time_t end,
-                        int open)
+static int session_card(const struct course *c, struct progress *p, json_t *s, time_t end, int open)
 {
     struct roadmap_row rows[MAX_CHAPTERS];
     const char *goal = json_string_value(json_object_get(s, "goal"));
@@ -123,16 +128,16 @@ static int session_card(const struct course *c, struct progress *p, json_t *s, t
     struct session_diff d = session_compare(json_object_get(s, "snapshot"), p, c);
     roadmap_rows(c, p, rows);
     struct roadmap_totals tot = roadmap_sum(c, rows);
-    session_card_write(stdout, goal ? goal : "(no goal)", start == (time_t)-1 ? end : start,
-                       end, open, &d, &tot);
+    session_card_write(stdout, goal ? goal : "(no goal)", start == (time_t)-1 ? end : start, end,
+                       open, &d, &tot);
     if (!open) { /* the log keeps what the card said */
         char iso[32];
         time_iso(end, iso, sizeof iso);
-        json_t *rec = json_pack("{s:s, s:O?, s:s, s:i, s:s, s:i, s:s, s:i}", "goal",
-                                goal ? goal : "", "start", json_object_get(s, "start"), "end",
-                                iso, "chapters_done", d.chapters_done, "chapters", d.done_list,
-                                "tests_fixed", d.tests_fixed, "tests", d.fixed_list,
-                                "hints_used", d.hints);
+        json_t *rec =
+            json_pack("{s:s, s:O?, s:s, s:i, s:s, s:i, s:s, s:i}", "goal", goal ? goal : "",
+                      "start", json_object_get(s, "start"), "end", iso, "chapters_done",
+                      d.chapters_done, "chapters", d.done_list, "tests_fixed", d.tests_fixed,
+                      "tests", d.fixed_list, "hints_used", d.hints);
         json_array_append_new(json_object_get(p->doc, "sessions"), rec);
     }
     return 0;
@@ -160,22 +165,25 @@ int cmd_session(const struct course *c, int argc, char **argv)
     int rc = 0;
     time_t now = time(NULL);
     if (!strcmp(what, "start") && json_is_object(open)) {
-        fprintf(stderr, "grader session: a session is open since %s (\"%s\"): end it first with "
-                "grader session end.\n", since ? since : "?", goal ? goal : "");
+        fprintf(stderr,
+                "grader session: a session is open since %s (\"%s\"): end it first with "
+                "grader session end.\n",
+                since ? since : "?", goal ? goal : "");
         rc = 1;
     } else if (!strcmp(what, "start")) {
         char iso[32];
         time_iso(now, iso, sizeof iso);
-        json_object_set_new(p.doc, "session", json_pack("{s:s, s:s, s:o}", "goal", argv[1],
-                                                         "start", iso, "snapshot",
-                                                         session_snapshot(&p)));
+        json_object_set_new(p.doc, "session",
+                            json_pack("{s:s, s:s, s:o}", "goal", argv[1], "start", iso, "snapshot",
+                                      session_snapshot(&p)));
         rc = progress_save(&p) ? 1 : 0;
         if (!rc)
             printf("Session started at %s: %s\nWhen you stop, grader session end prints its "
-                   "card.\n", iso + 11, argv[1]);
+                   "card.\n",
+                   iso + 11, argv[1]);
     } else if (!json_is_object(open)) {
         fprintf(stderr, "grader session: no session is open; start one with grader session "
-                "start \"GOAL\".\n");
+                        "start \"GOAL\".\n");
         rc = 1;
     } else if (!strcmp(what, "status")) {
         session_card(c, &p, open, now, 1);

@@ -41,8 +41,8 @@ static void on_phase(void *ctx, const struct chapter *ch, const char *phase, int
 {
     struct test_opts *o = ctx;
     if (o->json) {
-        emit(json_pack("{s:s, s:s, s:s, s:i}", "event", "phase", "chapter", ch->id, "phase",
-                       phase, "tests", total));
+        emit(json_pack("{s:s, s:s, s:s, s:i}", "event", "phase", "chapter", ch->id, "phase", phase,
+                       "tests", total));
     } else if (o->live) {
         live_clear();
         printf("  %s", !strcmp(phase, "build") ? "building..." : "running the tests...");
@@ -56,11 +56,11 @@ static void on_test(void *ctx, const struct chapter *ch, const struct result *r,
     struct test_opts *o = ctx;
     int pts = chapter_points(ch, r->test);
     if (o->json) {
-        emit(json_pack("{s:s, s:s, s:s, s:s, s:b, s:i, s:i, s:f, s:s, s:i, s:i}", "event",
-                       "test", "chapter", ch->id, "test", r->test, "description", r->description,
-                       "passed", r->passed, "points", r->passed ? pts : 0, "max_points", pts,
-                       "seconds", r->seconds, "message", r->message ? r->message : "", "done",
-                       done, "total", total));
+        emit(json_pack("{s:s, s:s, s:s, s:s, s:b, s:i, s:i, s:f, s:s, s:i, s:i}", "event", "test",
+                       "chapter", ch->id, "test", r->test, "description", r->description, "passed",
+                       r->passed, "points", r->passed ? pts : 0, "max_points", pts, "seconds",
+                       r->seconds, "message", r->message ? r->message : "", "done", done, "total",
+                       total));
     } else if (o->live) {
         char bar[21];
         int fill = total > 0 ? 20 * done / total : 0;
@@ -106,8 +106,10 @@ static void print_run(const struct chapter_run *r)
 static const char *run_word(const struct chapter_run *r)
 {
     int ok = run_passed(r);
-    return !r->built ? "does not build" : ok == r->n && r->n ? "done" : ok ? "in progress"
-                                                                           : "to do";
+    return !r->built            ? "does not build"
+           : ok == r->n && r->n ? "done"
+           : ok                 ? "in progress"
+                                : "to do";
 }
 
 /* ---- One chapter ------------------------------------------------------------------------- */
@@ -163,7 +165,8 @@ static int test_one(const struct course *c, const struct chapter *ch, struct tes
             printf("  %d of %d tests, %d of %d points\n", ok, total, pts, max);
         if (regressed)
             printf("  %s passed before and fails now: a change broke it, so it is back to in "
-                   "progress. The failures above say where.\n", ch->id);
+                   "progress. The failures above say where.\n",
+                   ch->id);
     }
     o->passed += ok;
     o->failed += r.built ? total - ok : 1;

@@ -49,13 +49,13 @@ static void tty_keys(void)
 struct watch {
     const struct course *c;
     const struct chapter *ch;
-    int fixed;    /* the learner named the chapter: stay on it */
+    int fixed; /* the learner named the chapter: stay on it */
     int ref_deps;
-    int notify;   /* inotify descriptor, or -1 */
+    int notify; /* inotify descriptor, or -1 */
     int wd;
     uint64_t last; /* signature when the last run started */
     int runs;
-    int keys;      /* stdin still has keys to give (not at its end) */
+    int keys; /* stdin still has keys to give (not at its end) */
 };
 
 /* One key from stdin, or 0 (none, or stdin ended: keys are then no longer read). */
@@ -79,15 +79,16 @@ static void arm(struct watch *w)
     if (w->notify >= 0 && w->wd >= 0)
         inotify_rm_watch(w->notify, w->wd);
     /* editors save by writing in place, or by writing a new file and renaming it over */
-    w->wd = w->notify >= 0 ? inotify_add_watch(w->notify, dir, IN_CLOSE_WRITE | IN_MOVED_TO |
-                                                                   IN_CREATE | IN_ATTRIB)
+    w->wd = w->notify >= 0 ? inotify_add_watch(w->notify, dir,
+                                               IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_ATTRIB)
                            : -1;
     char files[512] = "";
     for (int f = 0; f < w->ch->nfiles; f++)
         snprintf(files + strlen(files), sizeof files - strlen(files), "%s%s", f ? ", " : "",
                  w->ch->files[f]);
     printf("\nWatching %s (%s): save a file to run chapter %s's tests again; r runs them now, "
-           "q quits.%s\n", w->ch->dir, files, w->ch->id,
+           "q quits.%s\n",
+           w->ch->dir, files, w->ch->id,
            w->wd < 0 ? " (No change notifications here: the files are checked every 2 s.)" : "");
     fflush(stdout);
 }
@@ -125,7 +126,7 @@ static const struct chapter *next_chapter(const struct watch *w)
 {
     const struct chapter *next = current_chapter(w->c);
     return next && next != w->ch && course_index(w->c, next) > course_index(w->c, w->ch) ? next
-                                                                                          : NULL;
+                                                                                         : NULL;
 }
 
 /* Waits for a save, a key or a signal: 1 to run, 0 to quit. */

@@ -3,18 +3,20 @@
 #include "bench_lines.h"
 #include "unit.h"
 
-#define LINE(run_impl, bytes, us)                                                             \
-    "bench op=put impl=" run_impl " pes=2 bytes=" bytes " iters=20 median_us=" us            \
+#define LINE(run_impl, bytes, us)                                                                  \
+    "bench op=put impl=" run_impl " pes=2 bytes=" bytes " iters=20 median_us=" us                  \
     " min_us=1.0 max_us=99.0 algbw_GBps=1.5 busbw_GBps=1.5\n"
 
 static const char *reference = "tshmem: some other line\n" LINE("tshmem", "8", "2.0")
-    LINE("mpi", "8", "4.0") LINE("tshmem", "1048576", "100.0") LINE("mpi", "1048576", "150.0")
-    "bench op=put impl=tshmem bytes=64\n"                /* no time: ignored */
-    "bench op=put impl=mpi pes=2 bytes=16 median_us=oops\n" /* not a number: ignored */
-    "pe 0: bench op=put impl=tshmem bytes=8 median_us=1\n"; /* not at the start: ignored */
+    LINE("mpi", "8", "4.0") LINE("tshmem", "1048576", "100.0") LINE(
+        "mpi", "1048576",
+        "150.0") "bench op=put impl=tshmem bytes=64\n"                   /* no time: ignored */
+                 "bench op=put impl=mpi pes=2 bytes=16 median_us=oops\n" /* not a number: ignored */
+                 "pe 0: bench op=put impl=tshmem bytes=8 median_us=1\n"; /* not at the start:
+                                                                            ignored */
 
-static const char *yours = LINE("tshmem", "8", "1.0") LINE("mpi", "8", "8.0")
-    LINE("tshmem", "1048576", "200.0");
+static const char *yours =
+    LINE("tshmem", "8", "1.0") LINE("mpi", "8", "8.0") LINE("tshmem", "1048576", "200.0");
 
 Test(bench, parses_only_whole_lines)
 {

@@ -24,13 +24,28 @@ static char *card(int week, int ref_deps, double vs_mpi)
     memset(rows, 0, sizeof rows);
     for (int i = 0; i < c.n; i++)
         rows[i].ch = &c.chapters[i];
-    rows[0] = (struct roadmap_row){.ch = &c.chapters[0], .status = ST_DONE,
-                                   .code = {CODE_WRITTEN, 0}, .ran = 1, .built = 1, .passed = 2,
-                                   .total = 2, .points = 4, .max_points = 4, .ref_deps = ref_deps,
-                                   .hints_used = 2, .vs_mpi = vs_mpi};
-    rows[1] = (struct roadmap_row){.ch = &c.chapters[1], .status = ST_PROGRESS,
-                                   .code = {CODE_EDITED, 2}, .ran = 1, .built = 1, .passed = 1,
-                                   .total = 3, .points = 1, .max_points = 3, .regressed = 1};
+    rows[0] = (struct roadmap_row){.ch = &c.chapters[0],
+                                   .status = ST_DONE,
+                                   .code = {CODE_WRITTEN, 0},
+                                   .ran = 1,
+                                   .built = 1,
+                                   .passed = 2,
+                                   .total = 2,
+                                   .points = 4,
+                                   .max_points = 4,
+                                   .ref_deps = ref_deps,
+                                   .hints_used = 2,
+                                   .vs_mpi = vs_mpi};
+    rows[1] = (struct roadmap_row){.ch = &c.chapters[1],
+                                   .status = ST_PROGRESS,
+                                   .code = {CODE_EDITED, 2},
+                                   .ran = 1,
+                                   .built = 1,
+                                   .passed = 1,
+                                   .total = 3,
+                                   .points = 1,
+                                   .max_points = 3,
+                                   .regressed = 1};
     char *text = NULL;
     size_t len;
     FILE *f = open_memstream(&text, &len);
@@ -43,11 +58,12 @@ Test(card, roadmap_table_with_status_marks, .init = setup, .fini = teardown)
 {
     char *t = card(0, 0, 1.31);
     cr_assert(strstr(t, "| ✅ | 1.1 | A | written | 2/2 | 4/4 | 1.31x MPI |"), "%s", t);
-    cr_assert(strstr(t, "| 🚧 | 2.1 | C | 2 todo | 1/3 (broke since it passed) | 1/3 | - |"),
-              "%s", t);
+    cr_assert(strstr(t, "| 🚧 | 2.1 | C | 2 todo | 1/3 (broke since it passed) | 1/3 | - |"), "%s",
+              t);
     cr_assert(strstr(t, "| ⬜ | 2.2 | D | | *coming* |"), "%s", t);
     cr_assert(strstr(t, "**1/2 chapters done** · **5/7 points** · 3/5 tests passing · 2 hints "
-                        "used"), "%s", t);
+                        "used"),
+              "%s", t);
     cr_assert(strstr(t, "|----|"), "a Markdown table: %s", t);
     cr_assert_null(strstr(t, "\\*"), "no footnote without --ref-deps: %s", t);
     free(t);

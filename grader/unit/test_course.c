@@ -74,18 +74,23 @@ static const char *const broken[][2] = {
     {"{\"chapters\": [{\"id\": \"1.1\", \"week\": \"one\", \"dir\": \"d\", \"title\": \"t\"}]}",
      "\"week\""},
     {"{\"chapters\": [{\"id\": \"1.1\", \"week\": 1, \"dir\": \"d\", \"title\": \"t\", "
-     "\"available\": true, \"suite\": \"s\", \"book\": \"b\"}]}", "\"files\""},
+     "\"available\": true, \"suite\": \"s\", \"book\": \"b\"}]}",
+     "\"files\""},
     {"{\"chapters\": [{\"id\": \"1.1\", \"week\": 1, \"dir\": \"d\", \"title\": \"t\", "
      "\"depends\": [\"1.2\"]}, {\"id\": \"1.2\", \"week\": 1, \"dir\": \"e\", \"title\": \"u\"}]}",
      "not a chapter before it"},
     {"{\"chapters\": [{\"id\": \"1.1\", \"week\": 1, \"dir\": \"d\", \"title\": \"t\", "
-     "\"hints\": [\"ok\", 7]}]}", "hint 2"},
+     "\"hints\": [\"ok\", 7]}]}",
+     "hint 2"},
     {"{\"chapters\": [{\"id\": \"1.1\", \"week\": 1, \"dir\": \"d\", \"title\": \"t\", "
-     "\"points\": {\"x\": -1}}]}", "points of x"},
+     "\"points\": {\"x\": -1}}]}",
+     "points of x"},
     {"{\"chapters\": [{\"id\": \"1.1\", \"week\": 1, \"dir\": \"d\", \"title\": \"t\"}, "
-     "{\"id\": \"1.1\", \"week\": 1, \"dir\": \"e\", \"title\": \"u\"}]}", "two chapters"},
+     "{\"id\": \"1.1\", \"week\": 1, \"dir\": \"e\", \"title\": \"u\"}]}",
+     "two chapters"},
     {"{\"chapters\": [{\"id\": \"1.1\", \"week\": 1, \"dir\": \"d\", \"title\": \"t\", "
-     "\"available\": \"yes\"}]}", "true or false"},
+     "\"available\": \"yes\"}]}",
+     "true or false"},
 };
 
 Test(metadata, a_broken_file_gets_a_sentence)
@@ -94,8 +99,10 @@ Test(metadata, a_broken_file_gets_a_sentence)
         char err[512] = "";
         cr_assert_eq(load_json_text(broken[i][0], err, sizeof err), -1, "accepted: %s",
                      broken[i][0]);
-        cr_assert(strstr(err, broken[i][1]) != NULL, "the error for %s should mention %s, "
-                  "says: %s", broken[i][0], broken[i][1], err);
+        cr_assert(strstr(err, broken[i][1]) != NULL,
+                  "the error for %s should mention %s, "
+                  "says: %s",
+                  broken[i][0], broken[i][1], err);
     }
 }
 
@@ -104,5 +111,7 @@ Test(metadata, unknown_keys_are_ignored)
     char err[512] = "";
     cr_assert_eq(load_json_text("{\"chapters\": [{\"id\": \"1.1\", \"week\": 1, \"dir\": \"d\", "
                                 "\"title\": \"t\", \"extra\": {\"anything\": [1]}}], "
-                                "\"more\": 1}", err, sizeof err), 0, "%s", err);
+                                "\"more\": 1}",
+                                err, sizeof err),
+                 0, "%s", err);
 }

@@ -125,7 +125,8 @@ Test(progress, a_broken_file_is_kept_aside_with_a_sentence, .init = setup, .fini
 
 Test(progress, wrong_types_inside_are_tolerated, .init = setup, .fini = teardown)
 {
-    write_text(root, ".tshmem-progress.json", "{\"version\": 1, \"chapters\": {\"1.1\": "
+    write_text(root, ".tshmem-progress.json",
+               "{\"version\": 1, \"chapters\": {\"1.1\": "
                "{\"passed\": \"many\", \"done\": \"yes\", \"hints_used\": -4}}}");
     struct progress p;
     progress_open(&p, &c, 1);
@@ -158,7 +159,8 @@ Test(progress, a_regression_is_remembered_until_fixed, .init = setup, .fini = te
     struct code_info stub = {CODE_STUB, 0};
     cr_assert(pg_bool(r1, "done") && !pg_bool(r1, "regressed"));
     cr_assert(pg_bool(r2, "regressed"), "done, then failing: a regression");
-    cr_assert_eq(progress_status(r2, stub), ST_PROGRESS, "a regression is in progress, "
+    cr_assert_eq(progress_status(r2, stub), ST_PROGRESS,
+                 "a regression is in progress, "
                  "even with no test passing");
     cr_assert(pg_bool(r3, "regressed"), "still not done: still a regression");
     cr_assert(pg_bool(r4, "done") && !pg_bool(r4, "regressed"), "fixed");
@@ -173,8 +175,8 @@ Test(progress, hints_come_in_order_then_run_out, .init = setup, .fini = teardown
         struct progress p;
         progress_open(&p, &c, 1);
         int got = progress_take_hint(&p, a);
-        cr_assert_eq(got, i < 3 ? i : -1, "call %d gives hint %d, gave %d", i + 1,
-                     i < 3 ? i : -1, got);
+        cr_assert_eq(got, i < 3 ? i : -1, "call %d gives hint %d, gave %d", i + 1, i < 3 ? i : -1,
+                     got);
         progress_save(&p);
         progress_close(&p);
     }

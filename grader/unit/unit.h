@@ -18,15 +18,15 @@
 
 /* Two available chapters (2.1 depends on 1.1), one coming; a Makefile whose `make stubs` does
  * nothing (the stubs are written by the test into build/stubs/). */
-#define TINY_COURSE                                                                              \
-    "{\"title\": \"tiny\", \"chapters\": ["                                                      \
-    "{\"id\": \"1.1\", \"week\": 1, \"dir\": \"week1/01-a\", \"title\": \"A\", \"suite\": "     \
-    "\"suite_1_1\", \"book\": \"book/a.md\", \"files\": [\"a.c\", \"b.c\"], \"available\": true," \
-    " \"hints\": [\"first\", \"second\", \"third\"], \"points\": {\"big\": 3, \"zero\": 0}},"    \
-    "{\"id\": \"2.1\", \"week\": 2, \"dir\": \"week2/02-c\", \"title\": \"C\", \"suite\": "     \
-    "\"suite_2_1\", \"book\": \"book/c.md\", \"files\": [\"c.c\"], \"available\": true,"         \
-    " \"depends\": [\"1.1\"]},"                                                                  \
-    "{\"id\": \"2.2\", \"week\": 2, \"dir\": \"week2/03-d\", \"title\": \"D\", \"available\": "  \
+#define TINY_COURSE                                                                                \
+    "{\"title\": \"tiny\", \"chapters\": ["                                                        \
+    "{\"id\": \"1.1\", \"week\": 1, \"dir\": \"week1/01-a\", \"title\": \"A\", \"suite\": "        \
+    "\"suite_1_1\", \"book\": \"book/a.md\", \"files\": [\"a.c\", \"b.c\"], \"available\": true,"  \
+    " \"hints\": [\"first\", \"second\", \"third\"], \"points\": {\"big\": 3, \"zero\": 0}},"      \
+    "{\"id\": \"2.1\", \"week\": 2, \"dir\": \"week2/02-c\", \"title\": \"C\", \"suite\": "        \
+    "\"suite_2_1\", \"book\": \"book/c.md\", \"files\": [\"c.c\"], \"available\": true,"           \
+    " \"depends\": [\"1.1\"]},"                                                                    \
+    "{\"id\": \"2.2\", \"week\": 2, \"dir\": \"week2/03-d\", \"title\": \"D\", \"available\": "    \
     "false}]}"
 
 static inline void write_text(const char *root, const char *rel, const char *text)
