@@ -21,7 +21,7 @@ void card_write(FILE *out, const struct course *c, const struct roadmap_row *row
     int shown = 0, ref_deps = 0;
     for (int i = 0; i < c->n; i++) {
         const struct roadmap_row *r = &rows[i];
-        char t[32], pts[32], perf[32];
+        char t[32], pts[32], perf[80];
         if (week && r->ch->week != week)
             continue;
         shown++;
@@ -30,11 +30,13 @@ void card_write(FILE *out, const struct course *c, const struct roadmap_row *row
             continue;
         }
         ref_deps |= r->ref_deps && r->status == ST_DONE;
+        row_perf(r, perf); /* the best against MPI, and against the reference beside it */
+        if (r->vs_mpi > 0 && r->vs_ref > 0)
+            snprintf(perf + strlen(perf), sizeof perf - strlen(perf), ", %.2fx ref", r->vs_ref);
         fprintf(out, "| %s | %s | %s | %s | %s%s%s | %s | %s |\n", status_emoji(r->status),
                 r->ch->id, r->ch->title, code_word(r->code), row_test(r, t),
                 r->regressed ? " (broke since it passed)" : "",
-                r->ref_deps && r->status == ST_DONE ? "\\*" : "", row_points(r, pts),
-                row_perf(r, perf));
+                r->ref_deps && r->status == ST_DONE ? "\\*" : "", row_points(r, pts), perf);
     }
     if (!shown)
         fprintf(out, "| | | no chapter in week %d | | | | |\n", week);
@@ -47,8 +49,8 @@ void card_write(FILE *out, const struct course *c, const struct roadmap_row *row
     if (ref_deps)
         fprintf(out, "\n\\* passed with the earlier chapters taken from the reference "
                      "(--ref-deps)\n");
-    fprintf(out, "\nCode: stub, N todo left, written. Perf: best speed against MPI (above 1: "
-                 "faster).\n");
+    fprintf(out, "\nCode: stub, N todo left, written. Perf: best speed against MPI and the "
+                 "reference (above 1: faster).\n");
 }
 
 int cmd_card(const struct course *c, int argc, char **argv)

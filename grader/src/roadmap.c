@@ -108,7 +108,9 @@ int cmd_summary(const struct course *c, int argc, char **argv)
     struct roadmap_totals tot = roadmap_sum(c, rows);
     const struct chapter *cur = current_chapter(c);
     printf("\n%d of %d chapters done, %d points. ", tot.done, tot.available, tot.points);
-    if (cur)
+    if (tot.done == tot.available)
+        printf("Every chapter available so far is done.\n");
+    else if (cur)
         printf("Next: grader test %s (grader read %s for its page).\n", cur->id, cur->id);
     progress_close(&p);
     return 0;

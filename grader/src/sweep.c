@@ -36,10 +36,12 @@ static int tagged(const char *tag, pid_t *pids, int max, char (*jobs)[64], int *
             continue;
         snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
         size_t len = 0;
-        char *env = read_file(path, &len);
+        char *env = read_file(path, &len); /* NULL: gone, or not ours to read */
+        if (!env)
+            continue;
         int mine = 0;
         const char *job = NULL;
-        for (size_t i = 0; env && i < len; i += strlen(env + i) + 1) {
+        for (size_t i = 0; i < len; i += strlen(env + i) + 1) {
             mine |= strncmp(env + i, want, wl) == 0;
             if (strncmp(env + i, "TSHMEM_JOB_ID=", 14) == 0)
                 job = env + i + 14;
@@ -99,4 +101,3 @@ void sweep_run(const char *tag)
     for (int i = 0; i < njobs; i++)
         remove_job_shm(jobs[i]);
 }
-

@@ -35,7 +35,8 @@ static char *card(int week, int ref_deps, double vs_mpi)
                                    .max_points = 4,
                                    .ref_deps = ref_deps,
                                    .hints_used = 2,
-                                   .vs_mpi = vs_mpi};
+                                   .vs_mpi = vs_mpi,
+                                   .vs_ref = 0.9};
     rows[1] = (struct roadmap_row){.ch = &c.chapters[1],
                                    .status = ST_PROGRESS,
                                    .code = {CODE_EDITED, 2},
@@ -57,7 +58,7 @@ static char *card(int week, int ref_deps, double vs_mpi)
 Test(card, roadmap_table_with_status_marks, .init = setup, .fini = teardown)
 {
     char *t = card(0, 0, 1.31);
-    cr_assert(strstr(t, "| ✅ | 1.1 | A | written | 2/2 | 4/4 | 1.31x MPI |"), "%s", t);
+    cr_assert(strstr(t, "| ✅ | 1.1 | A | written | 2/2 | 4/4 | 1.31x MPI, 0.90x ref |"), "%s", t);
     cr_assert(strstr(t, "| 🚧 | 2.1 | C | 2 todo | 1/3 (broke since it passed) | 1/3 | - |"), "%s",
               t);
     cr_assert(strstr(t, "| ⬜ | 2.2 | D | | *coming* |"), "%s", t);

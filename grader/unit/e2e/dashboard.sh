@@ -89,6 +89,9 @@ keys Tab
 on_screen "Tab shows the roadmap again, with the result" "0/9      0/16"
 keys h
 on_screen "h shows the first hint" "Hint 1 of 3:" "1.1: hint 1 of 3."
+keys b
+on_screen "b on a chapter without a benchmark says so" "There is no benchmark for chapter 1.1 yet" \
+  "1.1: benchmark finished"
 keys q
 restored "q quits and gives the terminal back" 0
 
