@@ -150,4 +150,28 @@ done
 n=$(ls .tshmem-progress.json.broken-* 2>/dev/null | wc -l)
 [ "$n" -eq 3 ] && ok "every broken file is kept" || not_ok "every broken file is kept" "$(ls -a)"
 
+# ---- a hang: where each PE was, and nothing left behind --------------------------------------
+hang=$course/hang
+mkdir -p "$hang"
+if mpicc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Iinclude -Igrader/pe grader/unit/fixtures/pe_hang.c \
+     "$src/build/solutions/lib/libtshmem.a" -lpthread -lm -o "$hang/pe_hang" 2>"$err" &&
+   cc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Igrader/harness -Iinclude grader/unit/fixtures/suite_hang.c \
+     grader/harness/job.c grader/harness/report.c -lcriterion -ljansson -o "$hang/suite_hang" 2>>"$err"; then
+  job_id=e2ehang$$
+  E2E_JOB_ID=$job_id TSHMEM_ROOT=$course TSHMEM_TEST_BIN=$hang TSHMEM_REPORT=$hang/report.jsonl \
+    "$hang/suite_hang" >"$out" 2>&1
+  expect "a hang is reported: the timeout, each PE's last step" "$hang/report.jsonl" \
+    "timed out after 4 s: 2 PEs, scenario hang" \
+    'PE 0: last step \"waiting for a signal nobody sends\"' \
+    'PE 1: last step \"waiting for a signal nobody sends\"'
+  if command -v gdb >/dev/null; then
+    expect "with gdb, where each PE waited" "$hang/report.jsonl" "in tshmem_uint64_wait_until"
+  fi
+  no_leftovers "a hung job leaves nothing running"
+  left=$(ls /dev/shm | grep -F -- "$job_id")
+  [ -z "$left" ] && ok "a hung job leaves nothing in /dev/shm" || not_ok "a hung job leaves nothing in /dev/shm" "$left"
+else
+  not_ok "the hang fixtures build" "$(cat "$err")"
+fi
+
 no_leftovers "nothing of the runs is left running"
