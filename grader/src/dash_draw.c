@@ -214,6 +214,8 @@ static struct layout layout_for(int cols)
               (l.perf ? l.perf + 1 : 0) - (l.doc ? l.doc + 1 : 0);
     if (l.title < 8)
         l.title = 8;
+    if (l.title > 36) /* a wide terminal: the columns stay near the titles */
+        l.title = 36;
     return l;
 }
 
