@@ -74,7 +74,7 @@ on_screen "Up selects the one before" " 1.1 Initialization & bootstrap"
 
 # ---- Enter: the tests, live, into a scrollable pane ------------------------------------------
 keys Enter
-on_screen "Enter runs the chapter's tests" "1.1"
+on_screen "Enter runs the chapter's tests" "testing 1.1..."
 if see "/9 tests" 40; then ok "a live progress bar counts the tests"; else
   not_ok "a live progress bar counts the tests" "$(cat "$screen")"; fi
 on_screen "the results and their messages" "1.1: 0 passed, 9 failed" "FAIL" "not written yet"
