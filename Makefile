@@ -52,14 +52,18 @@ BENCH_PROGS  := $(patsubst grader/bench/%.c,$(BUILD)/bin/%,$(wildcard grader/ben
 SUITES       := $(patsubst grader/tests/%.c,build/grader/%,$(wildcard grader/tests/suite_*.c))
 HARNESS      := grader/harness/job.c grader/harness/report.c
 GRADER_SRC   := $(wildcard grader/src/*.c)
+GRADER_LIBS  := -ljansson -lncursesw
 GRADER       := build/grader/grader
+# The grader's own unit tests: its modules (all but main.c) under Criterion.
+UNIT_SRC     := $(wildcard grader/unit/*.c)
+UNIT         := build/grader/unit_tests
 STUBGEN      := build/tools/stubgen
 # Stubs are needed only by variants that take a chapter from them.
 NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES))
 
 .SECONDARY:
 .PHONY: book check-book deps-book
-.PHONY: all help deps lib pe-programs bench-programs suites grader stubs check-stubs week1 \
+.PHONY: all help deps lib pe-programs bench-programs suites grader unit stubs check-stubs week1 \
         week2 test \
         clean print-build-dir print-chapters
 
@@ -70,13 +74,15 @@ help:
 	@echo
 	@echo "  make week1        install what is missing, build your code, grade chapters 1.1-1.5"
 	@echo "  make test         build everything with warnings as errors; every suite must pass on"
-	@echo "                    solutions/ and fail on each chapter's stub; check stub drift"
+	@echo "                    solutions/ and fail on each chapter's stub; check stub drift; the"
+	@echo "                    grader's unit and end-to-end tests (dashboard in tmux, watch)"
 	@echo "  make lib          build build/<impl>/lib/libtshmem.a (IMPL=learner|solutions)"
 	@echo "  make week2        the same for chapters 2.1-2.5"
 	@echo "  make pe-programs  build the PE-side test programs of a variant (IMPL, REF, STUB)"
 	@echo "  make bench-programs  build the chapter benchmarks of a variant (build/<impl>/bin/bench_*)"
 	@echo "  make suites       build the Criterion test suites (build/grader/suite_*)"
 	@echo "  make grader       build the grader (build/grader/grader; try: build/grader/grader --help)"
+	@echo "  make unit         build the grader's own unit tests (build/grader/unit_tests)"
 	@echo "  make stubs        generate every chapter's stub from solutions/ into build/stubs/"
 	@echo "  make check-stubs  check that the committed stubs in week1/ equal a fresh generation"
 	@echo "  make book         build this course's book as a static site in build/book/ (open"
@@ -134,9 +140,16 @@ build/grader/suite_%: grader/tests/suite_%.c $(HARNESS) grader/harness/job.h
 
 grader: $(GRADER)
 
-$(GRADER): $(GRADER_SRC) $(wildcard grader/src/*.h)
+$(GRADER): $(GRADER_SRC) $(wildcard grader/src/*.h) $(HARNESS) grader/harness/job.h
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(GRADER_SRC) -ljansson -o $@
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) -Igrader/harness $(GRADER_SRC) $(HARNESS) $(GRADER_LIBS) -o $@
+
+unit: $(UNIT)
+
+$(UNIT): $(UNIT_SRC) $(wildcard grader/unit/*.h) $(GRADER_SRC) $(wildcard grader/src/*.h) $(HARNESS)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) -Igrader/src -Igrader/harness $(UNIT_SRC) \
+	    $(filter-out grader/src/main.c,$(GRADER_SRC)) $(HARNESS) -lcriterion $(GRADER_LIBS) -o $@
 
 # ---- Stubs: generated from solutions/, committed in week1/ ... --------------------------------
 $(STUBGEN): tools/stubgen.c
@@ -161,7 +174,7 @@ week2: deps
 	@$(GRADER) test week2
 
 test: deps deps-book
-	@$(MAKE) --no-print-directory -s STRICT=1 grader suites stubs $(STUBGEN)
+	@$(MAKE) --no-print-directory -s STRICT=1 grader suites unit stubs $(STUBGEN)
 	@tools/check-site
 	@$(GRADER) selftest
 

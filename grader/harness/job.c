@@ -145,11 +145,21 @@ static void kill_session(pid_t sid, double patience) {
     reap_session(sid);
 }
 
+/* SIGINT, SIGTERM or SIGHUP that arrived while a job ran (0: none). A suite told to stop (Ctrl-C,
+   or the grader stopping a run) must not leave the job running: the signal only sets this flag,
+   the job is stopped as a hung one is (without the report), then the signal takes its course. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig) { stop_signal = sig; }
+
 /* Waits until pid exits or `deadline`, without reaping it (WNOWAIT): its pid is the session id
    and must not be reused while we sweep the session. Stops early (*flooded = 1) when the output
-   in out_fd (if >= 0) passes OUTPUT_LIMIT. Returns 1 when it exited, with its status in *si. */
-static int wait_exit(pid_t pid, int out_fd, double deadline, int *flooded, siginfo_t *si) {
+   in out_fd (if >= 0) passes OUTPUT_LIMIT, and when `stoppable` and a stop signal came.
+   Returns 1 when it exited, with its status in *si. */
+static int wait_exit(pid_t pid, int out_fd, double deadline, int *flooded, siginfo_t *si,
+                     int stoppable) {
     for (double pause = 0.001;; pause = pause < 0.02 ? pause * 2 : pause) {
+        if (stoppable && stop_signal) return 0;
         memset(si, 0, sizeof *si);
         int rc = waitid(P_PID, (id_t)pid, si, WEXITED | WNOHANG | WNOWAIT);
         if (rc == 0 && si->si_pid == pid) return 1;
@@ -268,7 +278,7 @@ static void backtraces(struct pe_proc *pes, int n) {
         siginfo_t si;
         int flooded = 0;
         if (pes[i].gdb > 0) {
-            if (!wait_exit(pes[i].gdb, -1, deadline, &flooded, &si))
+            if (!wait_exit(pes[i].gdb, -1, deadline, &flooded, &si, 0))
                 pes[i].why = "no backtrace: gdb did not answer in time";
             else pes[i].why = "no backtrace: gdb could not attach";
             kill_session(pes[i].gdb, 1.0);
@@ -395,7 +405,7 @@ static void stop_job(pid_t pid) {
     siginfo_t si;
     int flooded = 0;
     kill(pid, SIGTERM);
-    wait_exit(pid, -1, now() + TERM_GRACE, &flooded, &si);
+    wait_exit(pid, -1, now() + TERM_GRACE, &flooded, &si, 0);
     kill_session(pid, 10.0);
 }
 
@@ -403,7 +413,7 @@ static void run_spawned(struct pe_job *job, pid_t pid, const char *pe_prog, int 
                         double limit) {
     siginfo_t si;
     int flooded = 0;
-    if (wait_exit(pid, fd, t0 + limit, &flooded, &si)) {
+    if (wait_exit(pid, fd, t0 + limit, &flooded, &si, 1)) {
         job->seconds = now() - t0;
         job->status = exit_status(&si);
         kill_session(pid, 5.0); /* a PE orphaned by a crashed mpirun must not outlive the test */
@@ -412,8 +422,43 @@ static void run_spawned(struct pe_job *job, pid_t pid, const char *pe_prog, int 
     job->seconds = now() - t0;
     job->timed_out = 1;
     job->status = -1;
-    job->hang_report = hang_report(job, pid, pe_prog, fd, limit, flooded);
+    if (!stop_signal) job->hang_report = hang_report(job, pid, pe_prog, fd, limit, flooded);
     stop_job(pid);
+}
+
+/* What a job killed with SIGKILL could not remove itself: its segments (the runtime unlinks
+   them right after start-up, tshrun in the window before) and Open MPI's folder (tshrun). */
+static void remove_shm_leftovers(const char *job_id) {
+    char seg[128], mpi[128], path[PATH_MAX];
+    snprintf(seg, sizeof seg, "tshmem-%u-%s-", (unsigned)getuid(), job_id);
+    snprintf(mpi, sizeof mpi, "tshrun-%s-", job_id);
+    DIR *d = opendir("/dev/shm");
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        int is_seg = strncmp(e->d_name, seg, strlen(seg)) == 0;
+        if (!is_seg && strncmp(e->d_name, mpi, strlen(mpi)) != 0) continue;
+        snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+        if (is_seg) unlink(path);
+        else {
+            DIR *sub = opendir(path); /* Open MPI's files: one level deep */
+            char file[PATH_MAX + 256];
+            for (struct dirent *f; sub && (f = readdir(sub)) != NULL;) {
+                snprintf(file, sizeof file, "%s/%s", path, f->d_name);
+                if (f->d_name[0] != '.') unlink(file);
+            }
+            if (sub) closedir(sub);
+            rmdir(path);
+        }
+    }
+    if (d) closedir(d);
+}
+
+/* The job's id (TSHMEM_JOB_ID names its /dev/shm entries): the test's own, or one we choose. */
+static const char *job_id_of(const char *const *env, char *buf, size_t len) {
+    static int counter;
+    for (size_t i = 0; env && env[i]; i++)
+        if (strncmp(env[i], "TSHMEM_JOB_ID=", 14) == 0) return env[i] + 14;
+    snprintf(buf, len, "g%d-%d", (int)getpid(), ++counter);
+    return buf;
 }
 
 void job_runv(struct pe_job *job, const char *chapter, const char *prog, int npes,
@@ -427,9 +472,19 @@ void job_runv(struct pe_job *job, const char *chapter, const char *prog, int npe
         harness_error(job, "cannot create a temp file: %s", strerror(errno));
         goto out;
     }
-    size_t nargs = 0;
+    size_t nargs = 0, nenv = 0;
     while (args && args[nargs]) nargs++;
-    argv = calloc(nargs + 6, sizeof *argv), envp = build_env(env);
+    while (env && env[nenv]) nenv++;
+    char id_buf[64], id_env[96];
+    const char *job_id = job_id_of(env, id_buf, sizeof id_buf);
+    const char **env2 = calloc(nenv + 2, sizeof *env2);
+    if (env2) {
+        for (size_t i = 0; i < nenv; i++) env2[i] = env[i];
+        snprintf(id_env, sizeof id_env, "TSHMEM_JOB_ID=%s", job_id);
+        if (job_id == id_buf) env2[nenv] = id_env;
+    }
+    argv = calloc(nargs + 6, sizeof *argv), envp = env2 ? build_env(env2) : NULL;
+    free(env2);
     if (!argv || !envp) {
         harness_error(job, "out of memory");
         goto out;
@@ -444,11 +499,18 @@ void job_runv(struct pe_job *job, const char *chapter, const char *prog, int npe
     if (sigaction(SIGCHLD, NULL, &chld) == 0 &&
         (chld.sa_handler == SIG_IGN || (chld.sa_flags & SA_NOCLDWAIT)))
         signal(SIGCHLD, SIG_DFL);
+    struct sigaction stop = { .sa_handler = on_stop }, old[3];
+    const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+    sigemptyset(&stop.sa_mask);
+    for (int i = 0; i < 3; i++) sigaction(sigs[i], &stop, &old[i]);
     double t0 = now();
     pid_t pid = spawn(argv, envp, fd);
     if (pid < 0) harness_error(job, "cannot start %s: %s", tshrun, strerror(errno));
     else run_spawned(job, pid, pe_prog, fd, t0, timeout_s * timeout_scale());
     if (pid >= 0) job->output = read_output(fd);
+    if (job->timed_out) remove_shm_leftovers(job_id); /* we killed it: its cleanup may not have run */
+    for (int i = 0; i < 3; i++) sigaction(sigs[i], &old[i], NULL);
+    if (stop_signal) raise(stop_signal); /* nothing of the job is left: now stop as asked */
 out:
     free(argv);
     free(envp);

@@ -1,7 +1,7 @@
-/* course.c: reading grader/course.json, the one file that describes every chapter. */
+/* course.c: reading and checking grader/course.json, the one file that describes every chapter
+ * (course.h has the schema). */
 #define _GNU_SOURCE
-#include <jansson.h>
-#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,24 +9,170 @@
 
 #include "course.h"
 
-static void copy_str(char *dst, size_t len, json_t *obj, const char *key)
+/* A sentence about the file, into err. Always returns -1. */
+static int bad(char *err, size_t len, const char *fmt, ...)
 {
-    const char *s = json_string_value(json_object_get(obj, key));
-    snprintf(dst, len, "%s", s ? s : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return -1;
 }
 
-static int find_root(struct course *c, const char *argv0)
+/* A string member: missing is "" when optional; present but not a string, or too long, is an
+ * error. */
+static int get_str(json_t *obj, const char *key, char *dst, size_t len, int required,
+                   const char *where, char *err, size_t errlen)
+{
+    json_t *v = json_object_get(obj, key);
+    dst[0] = '\0';
+    if (!v && !required)
+        return 0;
+    if (!json_is_string(v))
+        return bad(err, errlen, "%s: \"%s\" must be a string%s", where, key,
+                   v ? "" : ", and it is missing");
+    if (strlen(json_string_value(v)) >= len)
+        return bad(err, errlen, "%s: \"%s\" is longer than %zu characters", where, key, len - 1);
+    snprintf(dst, len, "%s", json_string_value(v));
+    return 0;
+}
+
+/* A list of strings: ["a.c", "b.c"]. */
+static int get_list(json_t *obj, const char *key, char (*dst)[48], int max, int *n,
+                    const char *where, char *err, size_t errlen)
+{
+    json_t *v = json_object_get(obj, key), *item;
+    size_t i;
+    *n = 0;
+    if (!v)
+        return 0;
+    if (!json_is_array(v))
+        return bad(err, errlen, "%s: \"%s\" must be a list of strings", where, key);
+    json_array_foreach(v, i, item)
+    {
+        if (!json_is_string(item) || strlen(json_string_value(item)) >= sizeof dst[0])
+            return bad(err, errlen,
+                       "%s: \"%s\" item %zu must be a string shorter than %zu "
+                       "characters",
+                       where, key, i + 1, sizeof dst[0]);
+        if (*n == max)
+            return bad(err, errlen, "%s: \"%s\" has more than %d items", where, key, max);
+        snprintf(dst[(*n)++], sizeof dst[0], "%s", json_string_value(item));
+    }
+    return 0;
+}
+
+static int read_chapter(struct course *c, json_t *item, int index, char *err, size_t errlen)
+{
+    struct chapter *ch = &c->chapters[index];
+    char where[64];
+    snprintf(where, sizeof where, "chapter %d", index + 1);
+    if (!json_is_object(item))
+        return bad(err, errlen, "%s must be an object", where);
+    if (get_str(item, "id", ch->id, sizeof ch->id, 1, where, err, errlen))
+        return -1;
+    snprintf(where, sizeof where, "chapter %s", ch->id);
+    json_t *week = json_object_get(item, "week"), *avail = json_object_get(item, "available");
+    if (!json_is_integer(week))
+        return bad(err, errlen, "%s: \"week\" must be a whole number", where);
+    ch->week = (int)json_integer_value(week);
+    if (avail && !json_is_boolean(avail))
+        return bad(err, errlen, "%s: \"available\" must be true or false", where);
+    ch->available = json_is_true(avail);
+    if (get_str(item, "dir", ch->dir, sizeof ch->dir, 1, where, err, errlen) ||
+        get_str(item, "title", ch->title, sizeof ch->title, 1, where, err, errlen) ||
+        get_str(item, "suite", ch->suite, sizeof ch->suite, ch->available, where, err, errlen) ||
+        get_str(item, "book", ch->book, sizeof ch->book, ch->available, where, err, errlen) ||
+        get_list(item, "files", ch->files, MAX_FILES, &ch->nfiles, where, err, errlen))
+        return -1;
+    char deps[MAX_DEPENDS][48];
+    if (get_list(item, "depends", deps, MAX_DEPENDS, &ch->ndepends, where, err, errlen))
+        return -1;
+    for (int d = 0; d < ch->ndepends; d++) {
+        const struct chapter *dep = NULL;
+        for (int j = 0; j < index && !dep; j++) /* earlier chapters only: no cycles */
+            dep = strcmp(c->chapters[j].id, deps[d]) == 0 ? &c->chapters[j] : NULL;
+        if (!dep)
+            return bad(err, errlen, "%s: \"depends\" names %s, which is not a chapter before it",
+                       where, deps[d]);
+        snprintf(ch->depends[d], sizeof ch->depends[d], "%s", dep->id);
+    }
+    json_t *hints = json_object_get(item, "hints"), *h;
+    size_t i;
+    if (hints && !json_is_array(hints))
+        return bad(err, errlen, "%s: \"hints\" must be a list of strings", where);
+    json_array_foreach(hints, i, h)
+    {
+        if (!json_is_string(h) || !*json_string_value(h))
+            return bad(err, errlen, "%s: hint %zu must be a non-empty string", where, i + 1);
+        if (ch->nhints == MAX_HINTS)
+            return bad(err, errlen, "%s: more than %d hints", where, MAX_HINTS);
+        ch->hints[ch->nhints++] = json_string_value(h);
+    }
+    json_t *points = json_object_get(item, "points"), *p;
+    const char *test;
+    if (points && !json_is_object(points))
+        return bad(err, errlen, "%s: \"points\" must map test names to points", where);
+    json_object_foreach(points, test, p)
+    {
+        if (!json_is_integer(p) || json_integer_value(p) < 0 || json_integer_value(p) > 100)
+            return bad(err, errlen, "%s: the points of %s must be a whole number from 0 to 100",
+                       where, test);
+    }
+    ch->points = points;
+    if (ch->available && ch->nfiles == 0)
+        return bad(err, errlen, "%s: an available chapter lists its \"files\"", where);
+    for (int j = 0; j < index; j++)
+        if (strcmp(c->chapters[j].id, ch->id) == 0)
+            return bad(err, errlen, "two chapters have the id %s", ch->id);
+    return 0;
+}
+
+int course_load_file(struct course *c, const char *root, const char *path, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->root, sizeof c->root, "%s", root);
+    json_error_t jerr;
+    c->doc = json_load_file(path, 0, &jerr);
+    if (!c->doc)
+        return bad(err, errlen, "%s (line %d)", jerr.text, jerr.line);
+    json_t *list = json_object_get(c->doc, "chapters"), *item;
+    if (!json_is_array(list) || json_array_size(list) == 0)
+        return bad(err, errlen, "it must hold a non-empty list \"chapters\"");
+    if (json_array_size(list) > MAX_CHAPTERS)
+        return bad(err, errlen, "more than %d chapters", MAX_CHAPTERS);
+    const char *title = json_string_value(json_object_get(c->doc, "title"));
+    snprintf(c->title, sizeof c->title, "%s", title ? title : "the course");
+    size_t i;
+    json_array_foreach(list, i, item)
+    {
+        if (read_chapter(c, item, (int)i, err, errlen) != 0)
+            return -1;
+        c->n++;
+    }
+    return 0;
+}
+
+void course_free(struct course *c)
+{
+    json_decref(c->doc);
+    c->doc = NULL;
+}
+
+static int find_root(char *root, size_t len, const char *argv0)
 {
     const char *env = getenv("TSHMEM_ROOT");
     char exe[4096];
     if (env && *env) {
-        snprintf(c->root, sizeof c->root, "%s", env);
+        snprintf(root, len, "%s", env);
         return 0;
     }
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) {
-        fprintf(stderr, "grader: cannot tell where %s lives; set TSHMEM_ROOT to the course "
-                "folder\n", argv0);
+        fprintf(stderr,
+                "grader: cannot tell where %s lives; set TSHMEM_ROOT to the course "
+                "folder\n",
+                argv0);
         return -1;
     }
     exe[n] = '\0';
@@ -35,41 +181,22 @@ static int find_root(struct course *c, const char *argv0)
         if (slash)
             *slash = '\0';
     }
-    snprintf(c->root, sizeof c->root, "%s", exe);
+    snprintf(root, len, "%s", exe);
     return 0;
 }
 
 int course_load(struct course *c, const char *argv0)
 {
-    memset(c, 0, sizeof *c);
-    if (find_root(c, argv0) != 0)
+    char root[4096], path[4200], err[512];
+    if (find_root(root, sizeof root, argv0) != 0)
         return -1;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/grader/course.json", c->root);
-    json_error_t err;
-    json_t *doc = json_load_file(path, 0, &err);
-    if (!doc) {
-        fprintf(stderr, "grader: cannot read %s: %s (line %d). Restore it with git checkout "
-                "grader/course.json\n", path, err.text, err.line);
-        return -1;
-    }
-    json_t *list = json_object_get(doc, "chapters"), *item;
-    size_t i;
-    json_array_foreach(list, i, item) {
-        if (c->n == (int)(sizeof c->chapters / sizeof c->chapters[0]))
-            break;
-        struct chapter *ch = &c->chapters[c->n++];
-        copy_str(ch->id, sizeof ch->id, item, "id");
-        copy_str(ch->dir, sizeof ch->dir, item, "dir");
-        copy_str(ch->title, sizeof ch->title, item, "title");
-        copy_str(ch->suite, sizeof ch->suite, item, "suite");
-        copy_str(ch->book, sizeof ch->book, item, "book");
-        ch->week = (int)json_integer_value(json_object_get(item, "week"));
-        ch->available = json_is_true(json_object_get(item, "available"));
-    }
-    json_decref(doc);
-    if (c->n == 0) {
-        fprintf(stderr, "grader: %s lists no chapters\n", path);
+    snprintf(path, sizeof path, "%s/grader/course.json", root);
+    if (course_load_file(c, root, path, err, sizeof err) != 0) {
+        fprintf(stderr,
+                "grader: %s is not right: %s. Fix it, or restore it with "
+                "git checkout grader/course.json\n",
+                path, err);
+        course_free(c);
         return -1;
     }
     return 0;
@@ -81,4 +208,87 @@ const struct chapter *course_find(const struct course *c, const char *id)
         if (strcmp(c->chapters[i].id, id) == 0)
             return &c->chapters[i];
     return NULL;
+}
+
+int course_index(const struct course *c, const struct chapter *ch)
+{
+    return (int)(ch - c->chapters);
+}
+
+int chapter_points(const struct chapter *ch, const char *test)
+{
+    json_t *p = ch->points ? json_object_get(ch->points, test) : NULL;
+    return p ? (int)json_integer_value(p) : 1;
+}
+
+int chapter_declared(const struct chapter *ch, int *points)
+{
+    const char *test;
+    json_t *p;
+    int n = 0;
+    *points = 0;
+    json_object_foreach(ch->points, test, p)
+    {
+        n++;
+        *points += (int)json_integer_value(p);
+    }
+    return n;
+}
+
+int course_select(const struct course *c, const char *cmd, const char *sel,
+                  const struct chapter **out)
+{
+    int n = 0;
+    for (int i = 0; i < c->n; i++) {
+        const struct chapter *ch = &c->chapters[i];
+        char week[16];
+        snprintf(week, sizeof week, "week%d", ch->week);
+        if (strcmp(sel, ch->id) == 0 && !ch->available) {
+            fprintf(stderr,
+                    "grader %s: chapter %s (%s) is not part of the course yet; grader "
+                    "list shows the chapters you can do now.\n",
+                    cmd, ch->id, ch->title);
+            return -1;
+        }
+        if ((!strcmp(sel, "all") || !strcmp(sel, week) || !strcmp(sel, ch->id)) && ch->available)
+            out[n++] = ch;
+    }
+    if (n == 0)
+        fprintf(stderr,
+                "grader %s: '%s' names no chapter you can do: use an id such as 1.3, a "
+                "week such as week1, or all (grader list shows them).\n",
+                cmd, sel);
+    return n ? n : -1;
+}
+
+int chapter_closure(const struct course *c, const struct chapter *ch, const struct chapter **out)
+{
+    char in[MAX_CHAPTERS] = {0};
+    int me = course_index(c, ch), n = 0;
+    in[me] = 1;
+    /* depends only name earlier chapters, so one backwards sweep closes the set */
+    for (int i = me; i >= 0; i--) {
+        if (!in[i])
+            continue;
+        for (int d = 0; d < c->chapters[i].ndepends; d++) {
+            const struct chapter *dep = course_find(c, c->chapters[i].depends[d]);
+            if (dep)
+                in[course_index(c, dep)] = 1;
+        }
+    }
+    for (int i = 0; i <= me; i++)
+        if (in[i])
+            out[n++] = &c->chapters[i];
+    return n;
+}
+
+int chapter_bench_source(const struct course *c, const struct chapter *ch, char *path, size_t len)
+{
+    char id[8];
+    snprintf(id, sizeof id, "%s", ch->id);
+    for (char *p = id; *p; p++)
+        if (*p == '.')
+            *p = '_';
+    snprintf(path, len, "%s/grader/bench/bench_%s.c", c->root, id);
+    return access(path, R_OK) == 0;
 }

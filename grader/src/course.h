@@ -1,59 +1,103 @@
-/* course.h: the course's metadata (grader/course.json) and the grader's shared helpers. */
+/* course.h: the course's metadata, read from grader/course.json, the one file that describes
+ * every chapter.
+ *
+ * The schema (every key but id, week, dir and title is optional; unknown keys are ignored, so
+ * that a chapter can carry more than this grader reads):
+ *   "title"      the course's name, shown on the dashboard and the progress card
+ *   "chapters"   in roadmap order, each an object:
+ *     "id"         "1.3": the roadmap id that every command takes
+ *     "week"       1
+ *     "dir"        "week1/03-put-get": where the learner's files of the chapter live
+ *     "title"      "One-sided put/get"
+ *     "available"  true once the chapter has files, a suite and a page; false: "coming"
+ *     "suite"      "suite_1_3": the Criterion suite (grader/tests/suite_1_3.c)
+ *     "book"       "book/1.3-put-get.md": the chapter's page (grader read)
+ *     "files"      ["rma.c"]: the files the learner writes, inside dir (Code column, reset,
+ *                  watch, and the regression check)
+ *     "depends"    ["1.1", "1.2"]: earlier chapters whose code this chapter's tests run; --ref-deps
+ *                  takes them from the reference, and a change to their files re-checks them
+ *     "hints"      ["a nudge", "more specific", "nearly the answer"]: grader hint shows one more
+ *                  each call
+ *     "points"     {"test_name": 3}: points of a test; a test not named here is worth 1
+ * A chapter has a benchmark when grader/bench/bench_<id with _>.c exists (bench_2_2.c). */
 #ifndef GRADER_COURSE_H
 #define GRADER_COURSE_H
 
+#include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#define MAX_CHAPTERS 40
+#define MAX_FILES    12
+#define MAX_DEPENDS  16
+#define MAX_HINTS    8
 
 struct chapter {
-    char id[8];       /* "1.3" */
+    char id[8]; /* "1.3" */
     int week;
-    char dir[64];     /* "week1/03-put-get" */
+    char dir[64]; /* "week1/03-put-get" */
     char title[96];
-    char suite[32];   /* "suite_1_3", empty when the chapter is not available yet */
+    char suite[32]; /* "suite_1_3", empty when the chapter is not available yet */
     char book[96];
     int available;
+    int nfiles;
+    char files[MAX_FILES][48];
+    int ndepends;
+    char depends[MAX_DEPENDS][8];
+    int nhints;
+    const char *hints[MAX_HINTS]; /* point into course.doc */
+    json_t *points;               /* {"test": N} or NULL; owned by course.doc */
 };
 
 struct course {
-    char root[4096];  /* the course's top directory */
+    char root[4096]; /* the course's top directory */
+    char title[96];
     int n;
-    struct chapter chapters[32];
+    struct chapter chapters[MAX_CHAPTERS];
+    json_t *doc; /* the parsed file, kept for the strings above */
 };
 
 /* Loads grader/course.json from the course root ($TSHMEM_ROOT, or two levels above the grader
- * binary). Prints a sentence and returns -1 on any problem. */
+ * binary) and checks it. Prints a sentence and returns -1 on any problem. */
 int course_load(struct course *c, const char *argv0);
+/* The same from a given root and file; errors go into err (a sentence) instead of stderr. */
+int course_load_file(struct course *c, const char *root, const char *path, char *err,
+                     size_t errlen);
+void course_free(struct course *c);
+
 const struct chapter *course_find(const struct course *c, const char *id);
+int course_index(const struct course *c, const struct chapter *ch);
+/* Points of a test of the chapter: its "points" entry, else 1. */
+int chapter_points(const struct chapter *ch, const char *test);
+/* The tests "points" names, and their points: what a chapter is worth before its first run. */
+int chapter_declared(const struct chapter *ch, int *points);
+/* The chapters a selector names: "1.3", "week1" or "all" (available ones only), in roadmap
+ * order. Returns how many, or -1 after printing (as `cmd`) why it names none. */
+int course_select(const struct course *c, const char *cmd, const char *sel,
+                  const struct chapter **out);
+/* Every chapter that ch depends on, directly or through others, in roadmap order, then ch. */
+int chapter_closure(const struct course *c, const struct chapter *ch, const struct chapter **out);
 
-/* One test's outcome, read back from the suites' JSON Lines report. */
-struct result {
-    char test[96];
-    int passed;
-    double seconds;
-    char *message;    /* the first failed assertion's message, or NULL */
+/* ---- The learner's files of a chapter ---------------------------------------------------- */
+
+/* A fingerprint (FNV-1a) of the learner's files of ch and of every chapter it depends on: when
+ * it changes, a chapter that passed must be checked again. */
+uint64_t chapter_fingerprint(const struct course *c, const struct chapter *ch);
+
+/* The files' times, sizes and inodes: changes when one is saved (watch mode). */
+uint64_t chapter_files_signature(const struct course *c, const struct chapter *ch);
+
+enum code_state { CODE_UNKNOWN, CODE_STUB, CODE_EDITED, CODE_WRITTEN };
+struct code_info {
+    enum code_state state; /* STUB: every file equals its generated stub */
+    int todos;             /* TSHMEM_TODO( calls left in the learner's files */
 };
+/* Compares the learner's files with build/stubs/ (make stubs generates them), or with the
+ * version committed in git when build/stubs/ is missing. */
+struct code_info chapter_code(const struct course *c, const struct chapter *ch);
+const char *code_word(struct code_info ci); /* "stub", "3 todo", "written", "?" */
 
-struct chapter_run {
-    const struct chapter *ch;
-    int built;        /* 0: the build failed (the compiler's words are in build_log) */
-    char *build_log;
-    int n;
-    struct result results[64];
-};
-
-/* Where each chapter's code comes from: IMPL, plus chapters taken from the reference (REF) or
- * from fresh stubs (STUB), exactly as the Makefile's variables. */
-struct variant {
-    const char *impl;  /* "learner" or "solutions" */
-    char ref[128];     /* "1.1 1.2" */
-    char stub[32];     /* "1.3" */
-    int strict;        /* warnings are errors */
-};
-
-/* Builds the variant's PE programs and runs the chapter's suite against them. */
-int chapter_run(const struct course *c, const struct chapter *ch, const struct variant *v,
-                struct chapter_run *out);
-void chapter_run_free(struct chapter_run *r);
-int run_command(const struct course *c, char *const argv[], const char *const *env, char **output);
+/* Where a chapter's benchmark source would be (grader/bench/bench_2_2.c); 1 if it exists. */
+int chapter_bench_source(const struct course *c, const struct chapter *ch, char *path, size_t len);
 
 #endif

@@ -1,5 +1,7 @@
-/* run.c: building a variant, running a chapter's Criterion suite, reading its report back. */
+/* run.c: building a variant, running a chapter's Criterion suite while reading its report as it
+ * grows (live progress), and stopping it all cleanly on Ctrl-C or SIGTERM. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <spawn.h>
@@ -7,11 +9,41 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "course.h"
+#include "run.h"
+#include "util.h"
 
 extern char **environ;
+
+volatile sig_atomic_t grader_stop;
+
+static void on_stop(int sig)
+{
+    grader_stop = sig;
+}
+
+void stop_on_signals(void)
+{
+    /* No SA_RESTART: a waitpid or poll in progress returns, and the loop sees the flag. */
+    struct sigaction sa = {.sa_handler = on_stop};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+int stop_status(void)
+{
+    return grader_stop ? 128 + grader_stop : 0;
+}
+
+static void nap_ms(int ms)
+{
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
 
 static char *slurp(int fd)
 {
@@ -19,7 +51,7 @@ static char *slurp(int fd)
     char *buf = malloc(cap);
     ssize_t n;
     lseek(fd, 0, SEEK_SET);
-    while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+    while (buf && (n = read(fd, buf + len, cap - len - 1)) > 0) {
         len += (size_t)n;
         if (cap - len < 1024) {
             char *bigger = realloc(buf, cap *= 2);
@@ -28,46 +60,135 @@ static char *slurp(int fd)
             buf = bigger;
         }
     }
-    buf[len] = '\0';
-    return buf;
+    if (buf)
+        buf[len] = '\0';
+    return buf ? buf : strdup("");
 }
 
-/* Runs argv in the course root with extra environment entries; stdout and stderr together go
- * to *output (if not NULL). Returns the exit status, or -1 if it could not start. */
-int run_command(const struct course *c, char *const argv[], const char *const *env, char **output)
+/* The environment: ours first (getenv finds them), then the inherited one. Caller frees. */
+static char **with_env(const char *const *env)
 {
-    char path[] = "/tmp/tshmem-grader-XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return -1;
-    unlink(path);
     size_t n_env = 0, n_extra = 0;
     while (environ[n_env])
         n_env++;
     while (env && env[n_extra])
         n_extra++;
     char **envp = calloc(n_env + n_extra + 1, sizeof *envp);
-    if (n_extra)
+    if (envp && n_extra)
         memcpy(envp, env, n_extra * sizeof *envp);
-    memcpy(envp + n_extra, environ, n_env * sizeof *envp); /* ours first: getenv finds them */
+    if (envp)
+        memcpy(envp + n_extra, environ, n_env * sizeof *envp);
+    return envp;
+}
+
+/* Starts argv in the course root with output into fd; in a process group of its own when
+ * own_group (so that the terminal's Ctrl-C reaches only us, and we stop it as a whole). */
+static pid_t spawn_in_root(const struct course *c, char *const argv[], const char *const *env,
+                           int fd, int own_group)
+{
     posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, fd, 1);
     posix_spawn_file_actions_adddup2(&fa, fd, 2);
     posix_spawn_file_actions_addchdir_np(&fa, c->root);
+    posix_spawnattr_init(&at);
+    sigset_t none, dflt;
+    sigemptyset(&none);
+    sigemptyset(&dflt);
+    sigaddset(&dflt, SIGINT);
+    sigaddset(&dflt, SIGTERM);
+    sigaddset(&dflt, SIGHUP);
+    sigaddset(&dflt, SIGPIPE);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &dflt);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+                                      (own_group ? POSIX_SPAWN_SETPGROUP : 0));
+    posix_spawnattr_setpgroup(&at, 0);
+    char **envp = with_env(env);
     pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, envp), status = -1;
+    int rc = envp ? posix_spawnp(&pid, argv[0], &fa, &at, argv, envp) : ENOMEM;
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
     free(envp);
-    if (rc == 0 && waitpid(pid, &status, 0) == pid)
-        status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (output)
-        *output = slurp(fd);
-    close(fd);
-    return rc == 0 ? status : -1;
+    return rc == 0 ? pid : -1;
 }
 
-static int make(const struct course *c, const struct variant *v, const char *target, char **out)
+static int decode(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Stops a child we were told to stop: SIGTERM to it (to its group when it has one, where the
+ * suites' workers stop their PE jobs and remove their shared memory), then SIGKILL to what is
+ * left after `grace` seconds. Reaps it. */
+static int stop_child(pid_t pid, int own_group, int grace)
+{
+    int status = 0, reaped = 0;
+    kill(own_group ? -pid : pid, SIGTERM);
+    for (int ms = 0; ms < grace * 1000; ms += 20) {
+        if (!reaped && waitpid(pid, &status, WNOHANG) == pid)
+            reaped = 1;
+        /* the group outlives its leader while a member still cleans up */
+        if (reaped && (!own_group || kill(-pid, 0) != 0))
+            return decode(status);
+        nap_ms(20);
+    }
+    kill(own_group ? -pid : pid, SIGKILL);
+    if (!reaped)
+        waitpid(pid, &status, 0);
+    return decode(status);
+}
+
+/* Waits for the child, polling: calls tick(ctx) every 100 ms; stops it when grader_stop. */
+static int wait_child(pid_t pid, int own_group, void (*tick)(void *), void *ctx)
+{
+    int status;
+    for (;;) {
+        pid_t got = waitpid(pid, &status, WNOHANG);
+        if (got == pid)
+            return decode(status);
+        if (got < 0 && errno != EINTR)
+            return -1;
+        if (grader_stop)
+            return stop_child(pid, own_group, 15);
+        if (tick)
+            tick(ctx);
+        nap_ms(tick ? 100 : 20);
+    }
+}
+
+static int temp_file(void)
+{
+    char path[] = "/tmp/tshmem-grader-XXXXXX";
+    int fd = mkostemp(path, O_CLOEXEC);
+    if (fd >= 0)
+        unlink(path);
+    return fd;
+}
+
+int run_command(const struct course *c, char *const argv[], const char *const *env, char **output)
+{
+    int fd = temp_file();
+    if (output)
+        *output = NULL;
+    if (fd < 0)
+        return -1;
+    pid_t pid = spawn_in_root(c, argv, env, fd, 0);
+    int status = pid < 0 ? -1 : wait_child(pid, 0, NULL, NULL);
+    if (output)
+        *output = pid < 0 ? strdup("") : slurp(fd);
+    close(fd);
+    return status;
+}
+
+int run_quiet(const struct course *c, char *const argv[], char **output)
+{
+    return run_command(c, argv, NULL, output);
+}
+
+int run_make(const struct course *c, const struct variant *v, const char *target, char **out)
 {
     char impl[64], ref[160], stub[64], strict[16];
     snprintf(impl, sizeof impl, "IMPL=%s", v->impl);
@@ -79,70 +200,151 @@ static int make(const struct course *c, const struct variant *v, const char *tar
     return run_command(c, argv, NULL, out);
 }
 
+int ensure_stubs(const struct course *c)
+{
+    static int done = -2;
+    if (done == -2) {
+        char *argv[] = {"make", "-s", "--no-print-directory", "stubs", NULL}, *out = NULL;
+        done = run_quiet(c, argv, &out) == 0 ? 0 : -1;
+        free(out);
+    }
+    return done;
+}
+
+/* ---- The suite's report, read as it grows ------------------------------------------------ */
+
 static int by_name(const void *a, const void *b)
 {
     return strcmp(((const struct result *)a)->test, ((const struct result *)b)->test);
 }
 
-static void read_report(const char *path, struct chapter_run *out)
+struct report_reader {
+    FILE *f;
+    char *line;
+    size_t cap;
+    struct chapter_run *out;
+    const struct run_events *ev;
+    int started;
+};
+
+static void read_result(struct report_reader *rr, json_t *obj)
 {
-    FILE *f = fopen(path, "r");
-    char *line = NULL;
-    size_t cap = 0;
-    while (f && getline(&line, &cap, f) > 0 && out->n < 64) {
-        json_t *obj = json_loads(line, 0, NULL);
+    struct chapter_run *out = rr->out;
+    if (out->n == MAX_TESTS)
+        return;
+    struct result *r = &out->results[out->n++];
+    const char *desc = json_string_value(json_object_get(obj, "description"));
+    snprintf(r->test, sizeof r->test, "%s", json_string_value(json_object_get(obj, "test")));
+    snprintf(r->description, sizeof r->description, "%s", desc ? desc : "");
+    r->passed = json_is_true(json_object_get(obj, "passed"));
+    r->seconds = json_number_value(json_object_get(obj, "seconds"));
+    const char *msg = json_string_value(json_object_get(obj, "message"));
+    r->message = (msg && *msg) ? strdup(msg) : NULL;
+    if (out->total < out->n)
+        out->total = out->n;
+    if (rr->ev && rr->ev->test)
+        rr->ev->test(rr->ev->ctx, out->ch, r, out->n, out->total);
+}
+
+/* Reads every complete line added since the last call. */
+static void report_tick(void *arg)
+{
+    struct report_reader *rr = arg;
+    if (!rr->f)
+        return;
+    for (;;) {
+        long at = ftell(rr->f);
+        ssize_t len = getline(&rr->line, &rr->cap, rr->f);
+        if (len <= 0 || rr->line[len - 1] != '\n') { /* nothing new, or a line half written */
+            clearerr(rr->f);
+            fseek(rr->f, at, SEEK_SET);
+            return;
+        }
+        json_t *obj = json_loads(rr->line, 0, NULL);
         if (!obj)
             continue;
-        struct result *r = &out->results[out->n++];
-        snprintf(r->test, sizeof r->test, "%s", json_string_value(json_object_get(obj, "test")));
-        r->passed = json_is_true(json_object_get(obj, "passed"));
-        r->seconds = json_number_value(json_object_get(obj, "seconds"));
-        const char *msg = json_string_value(json_object_get(obj, "message"));
-        r->message = (msg && *msg) ? strdup(msg) : NULL;
+        json_t *tests = json_object_get(obj, "tests");
+        if (json_is_integer(tests) && !json_object_get(obj, "test")) {
+            rr->out->total = (int)json_integer_value(tests);
+            if (rr->ev && rr->ev->phase && !rr->started)
+                rr->ev->phase(rr->ev->ctx, rr->out->ch, "run", rr->out->total);
+            rr->started = 1;
+        } else if (json_is_string(json_object_get(obj, "test"))) {
+            read_result(rr, obj);
+        }
         json_decref(obj);
     }
-    free(line);
-    if (f)
-        fclose(f);
+}
+
+static void run_suite(const struct course *c, const struct chapter *ch, const char *bindir,
+                      struct chapter_run *out, const struct run_events *ev)
+{
+    char report[] = "/tmp/tshmem-report-XXXXXX", suite[4200], e_root[4200], e_bin[4300],
+         e_report[64], e_tag[96];
+    static int runs;
+    int fd = mkstemp(report), log_fd = temp_file();
+    if (fd >= 0)
+        close(fd);
+    snprintf(suite, sizeof suite, "%s/build/grader/%s", c->root, ch->suite);
+    snprintf(e_root, sizeof e_root, "TSHMEM_ROOT=%s", c->root);
+    snprintf(e_bin, sizeof e_bin, "TSHMEM_TEST_BIN=%s/%s/bin", c->root, bindir);
+    snprintf(e_report, sizeof e_report, "TSHMEM_REPORT=%s", report);
+    snprintf(e_tag, sizeof e_tag, "TSHMEM_GRADER_RUN=%d-%d", (int)getpid(), ++runs);
+    const char *env[] = {e_root, e_bin, e_report, e_tag, NULL};
+    char *argv[] = {suite, "--jobs=2", NULL};
+    struct report_reader rr = {.f = fd >= 0 ? fopen(report, "r") : NULL, .out = out, .ev = ev};
+    pid_t pid = log_fd >= 0 ? spawn_in_root(c, argv, env, log_fd, 1) : -1;
+    if (pid > 0)
+        wait_child(pid, 1, report_tick, &rr);
+    report_tick(&rr);
+    out->interrupted = grader_stop != 0;
+    if (out->interrupted)
+        sweep_run(strchr(e_tag, '=') + 1);
+    if (rr.f)
+        fclose(rr.f);
+    free(rr.line);
+    unlink(report);
     qsort(out->results, (size_t)out->n, sizeof out->results[0], by_name);
+    if (out->n == 0 && !out->interrupted) { /* the suite itself could not run: keep its words */
+        out->built = 0;
+        out->build_log = log_fd >= 0 ? slurp(log_fd) : strdup("cannot create a temp file");
+        if (pid < 0) {
+            free(out->build_log);
+            if (asprintf(&out->build_log, "cannot start %s: %s", suite, strerror(errno)) < 0)
+                out->build_log = NULL;
+        }
+    }
+    if (log_fd >= 0)
+        close(log_fd);
 }
 
 int chapter_run(const struct course *c, const struct chapter *ch, const struct variant *v,
-                struct chapter_run *out)
+                struct chapter_run *out, const struct run_events *ev)
 {
     memset(out, 0, sizeof *out);
     out->ch = ch;
-    if (make(c, v, "pe-programs", &out->build_log) != 0)
-        return -1;
-    out->built = 1;
-    char *dir = NULL;
-    make(c, v, "print-build-dir", &dir);
-    dir[strcspn(dir, "\n")] = '\0';
-
-    char report[] = "/tmp/tshmem-report-XXXXXX", suite[4200], bin[4200], e_root[4200],
-         e_bin[4300], e_report[64];
-    int fd = mkstemp(report);
-    close(fd);
-    snprintf(suite, sizeof suite, "%s/build/grader/%s", c->root, ch->suite);
-    snprintf(bin, sizeof bin, "%s/%s/bin", c->root, dir);
-    snprintf(e_root, sizeof e_root, "TSHMEM_ROOT=%s", c->root);
-    snprintf(e_bin, sizeof e_bin, "TSHMEM_TEST_BIN=%s", bin);
-    snprintf(e_report, sizeof e_report, "TSHMEM_REPORT=%s", report);
-    free(dir);
-    const char *env[] = {e_root, e_bin, e_report, NULL};
-    char *argv[] = {suite, "--jobs=2", NULL};
-    char *log = NULL;
-    int status = run_command(c, argv, env, &log);
-    read_report(report, out);
-    unlink(report);
-    if (out->n == 0) { /* the suite itself could not run: keep its words */
-        free(out->build_log);
-        out->build_log = log;
-        out->built = 0;
+    if (ev && ev->phase)
+        ev->phase(ev->ctx, ch, "build", 0);
+    int status = run_make(c, v, "pe-programs", &out->build_log);
+    if (grader_stop) {
+        out->interrupted = 1;
         return -1;
     }
-    free(log);
-    return status;
+    if (status != 0)
+        return -1;
+    free(out->build_log);
+    out->build_log = NULL;
+    out->built = 1;
+    char *dir = NULL;
+    if (run_make(c, v, "print-build-dir", &dir) != 0 || !dir) {
+        out->built = 0;
+        out->build_log = dir ? dir : strdup("make print-build-dir failed");
+        return -1;
+    }
+    dir[strcspn(dir, "\n")] = '\0';
+    run_suite(c, ch, dir, out, ev);
+    free(dir);
+    return out->built && !out->interrupted && out->n > 0 && run_passed(out) == out->n ? 0 : -1;
 }
 
 void chapter_run_free(struct chapter_run *r)
@@ -152,4 +354,25 @@ void chapter_run_free(struct chapter_run *r)
     free(r->build_log);
     r->n = 0;
     r->build_log = NULL;
+}
+
+int run_passed(const struct chapter_run *r)
+{
+    int n = 0;
+    for (int i = 0; i < r->n; i++)
+        n += r->results[i].passed;
+    return n;
+}
+
+int run_points(const struct chapter_run *r, int *max)
+{
+    int got = 0, all = 0;
+    for (int i = 0; i < r->n; i++) {
+        int p = chapter_points(r->ch, r->results[i].test);
+        all += p;
+        got += r->results[i].passed ? p : 0;
+    }
+    if (max)
+        *max = all;
+    return got;
 }

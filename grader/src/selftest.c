@@ -1,11 +1,17 @@
 /* selftest.c: the course checks itself (`make test`): every suite passes on the reference,
- * every test fails on its chapter's stub, the stubs are fresh and build with -Werror, and the
- * Makefile and grader/course.json agree on the chapters. */
+ * every test fails on its chapter's stub, the stubs are fresh and build with -Werror, the
+ * Makefile and grader/course.json agree on the chapters, and the grader passes its own unit
+ * tests (Criterion, grader/unit/) and end-to-end tests (grader/unit/e2e/: the commands, the
+ * dashboard driven in tmux, watch mode). */
+#define _GNU_SOURCE
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "course.h"
+#include "run.h"
 
 static int passed, failed;
 
@@ -33,13 +39,52 @@ static void check_metadata(const struct course *c)
     run_command(c, argv, NULL, &out);
     for (int i = 0; i < c->n; i++)
         if (c->chapters[i].available)
-            snprintf(want + strlen(want), sizeof want - strlen(want), "%s:%s\n",
-                     c->chapters[i].id, c->chapters[i].dir);
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%s:%s\n", c->chapters[i].id,
+                     c->chapters[i].dir);
     char detail[4200];
     snprintf(detail, sizeof detail, "    Makefile CHAPTERS:\n%s    course.json:\n%s", out, want);
     check(strcmp(out, want) == 0, "the Makefile and grader/course.json list the same chapters",
           detail);
     free(out);
+}
+
+static void check_points(const struct chapter *ch, const struct chapter_run *r)
+{
+    const char *test;
+    json_t *v;
+    char what[160], detail[512] = "";
+    json_object_foreach(ch->points, test, v)
+    {
+        int found = 0;
+        for (int i = 0; i < r->n; i++)
+            found |= !strcmp(r->results[i].test, test);
+        if (!found)
+            snprintf(detail + strlen(detail), sizeof detail - strlen(detail),
+                     "    \"%s\" is not a test of %s\n", test, ch->suite);
+    }
+    snprintf(what, sizeof what, "%s: grader/course.json's points name tests of its suite", ch->id);
+    check(!detail[0], what, detail);
+}
+
+/* What course.json says of a chapter holds: its files exist, in weekN/ and solutions/, its
+ * page exists, and it has hints. */
+static void check_chapter_files(const struct course *c, const struct chapter *ch)
+{
+    char what[200], detail[1024] = "", path[4400];
+    for (int f = 0; f < ch->nfiles; f++)
+        for (int w = 0; w < 2; w++) {
+            snprintf(path, sizeof path, "%s/%s%s/%s", c->root, w ? "solutions/" : "", ch->dir,
+                     ch->files[f]);
+            if (access(path, R_OK) != 0)
+                snprintf(detail + strlen(detail), sizeof detail - strlen(detail),
+                         "    missing: %s%s/%s\n", w ? "solutions/" : "", ch->dir, ch->files[f]);
+        }
+    snprintf(what, sizeof what, "%s: the files grader/course.json lists exist", ch->id);
+    check(!detail[0], what, detail);
+    snprintf(what, sizeof what, "%s: grader/course.json gives it hints", ch->id);
+    check(ch->nhints > 0, what,
+          "    add \"hints\": [\"a nudge\", \"more specific\", "
+          "\"nearly the answer\"]");
 }
 
 /* expect_pass: every test must pass (reference) or every test must fail (stub). */
@@ -48,7 +93,7 @@ static void grade(const struct course *c, const struct chapter *ch, const char *
     struct variant v = {.impl = "solutions", .strict = 1};
     snprintf(v.stub, sizeof v.stub, "%s", stub);
     struct chapter_run r;
-    chapter_run(c, ch, &v, &r);
+    chapter_run(c, ch, &v, &r, NULL);
     char what[256];
     if (!r.built) {
         snprintf(what, sizeof what, "%s %s builds and its suite runs", ch->id,
@@ -59,7 +104,8 @@ static void grade(const struct course *c, const struct chapter *ch, const char *
         const struct result *t = &r.results[i];
         if (*stub) {
             snprintf(what, sizeof what, "%s %s fails on the stub", ch->id, t->test);
-            check(!t->passed, what, "    it passes although the chapter is a stub: the test "
+            check(!t->passed, what,
+                  "    it passes although the chapter is a stub: the test "
                   "checks nothing the learner writes");
         } else {
             snprintf(what, sizeof what, "%s %s passes on the reference (%.1f s)", ch->id, t->test,
@@ -67,16 +113,91 @@ static void grade(const struct course *c, const struct chapter *ch, const char *
             check(t->passed, what, t->message);
         }
     }
+    if (!*stub && r.built) /* a misspelt name in "points" would silently count 1 */
+        check_points(ch, &r);
     chapter_run_free(&r);
+}
+
+/* The grader's unit tests: one check per Criterion test, from our report hook's JSON Lines. */
+static void unit_tests(const struct course *c)
+{
+    char report[] = "/tmp/tshmem-unit-XXXXXX", env_report[64], env_root[4200];
+    int fd = mkstemp(report);
+    if (fd >= 0)
+        close(fd);
+    snprintf(env_report, sizeof env_report, "TSHMEM_REPORT=%s", report);
+    snprintf(env_root, sizeof env_root, "TSHMEM_ROOT=%s", c->root);
+    const char *env[] = {env_report, env_root, NULL};
+    char *argv[] = {"build/grader/unit_tests", "--jobs=2", NULL}, *out = NULL;
+    int status = run_command(c, argv, env, &out), n = 0;
+    FILE *f = fopen(report, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    while (f && getline(&line, &cap, f) > 0) {
+        json_t *o = json_loads(line, 0, NULL);
+        const char *test = json_string_value(json_object_get(o, "test"));
+        if (test) {
+            char what[256];
+            const char *msg = json_string_value(json_object_get(o, "message"));
+            snprintf(what, sizeof what, "unit %s: %s",
+                     json_string_value(json_object_get(o, "suite")), test);
+            check(json_is_true(json_object_get(o, "passed")), what, msg);
+            n++;
+        }
+        json_decref(o);
+    }
+    free(line);
+    if (f)
+        fclose(f);
+    unlink(report);
+    check(status == 0 && n > 0, "the unit tests ran to their end", out);
+    free(out);
+}
+
+/* An end-to-end script prints "ok - what" or "not ok - what", followed by "# detail" lines. */
+static void e2e(const struct course *c, const char *script)
+{
+    char path[256], *out = NULL, ran[300], *detail = NULL;
+    snprintf(path, sizeof path, "grader/unit/e2e/%s", script);
+    char *argv[] = {"bash", path, NULL};
+    int status = run_command(c, argv, NULL, &out), n = 0, bad = 0;
+    size_t dlen = 0;
+    char what[300] = "";
+    FILE *d = NULL;
+    for (char *l = out, *e; l && *l; l = *e ? e + 1 : e) {
+        e = strchrnul(l, '\n');
+        int ok = !strncmp(l, "ok - ", 5), nok = !strncmp(l, "not ok - ", 9);
+        if ((ok || nok) && d) { /* the previous check is complete */
+            fclose(d);
+            check(!bad, what, detail);
+            free(detail), d = NULL, detail = NULL;
+        }
+        if (ok || nok) {
+            snprintf(what, sizeof what, "%s: %.*s", script, (int)(e - l - (ok ? 5 : 9)),
+                     l + (ok ? 5 : 9));
+            bad = nok, n++;
+            d = open_memstream(&detail, &dlen);
+        } else if (d && !strncmp(l, "# ", 2)) {
+            fprintf(d, "    %.*s\n", (int)(e - l - 2), l + 2);
+        }
+    }
+    if (d) {
+        fclose(d);
+        check(!bad, what, detail);
+        free(detail);
+    }
+    snprintf(ran, sizeof ran, "%s ran to its end", script);
+    check(status == 0 && n > 0, ran, status == 0 && n > 0 ? NULL : out);
+    free(out);
 }
 
 int selftest(const struct course *c)
 {
     printf("The course's own checks\n");
     check_metadata(c);
-    check_command(c, "the stub generator passes its fixtures",
-                  (char *[]){"bash", "tools/testdata/stubgen/run-tests.sh", "build/tools/stubgen",
-                             NULL});
+    check_command(
+        c, "the stub generator passes its fixtures",
+        (char *[]){"bash", "tools/testdata/stubgen/run-tests.sh", "build/tools/stubgen", NULL});
     check_command(c, "the committed stubs equal a fresh generation (make check-stubs)",
                   (char *[]){"make", "-s", "--no-print-directory", "check-stubs", NULL});
     check_command(c, "a course of nothing but stubs builds and links with -Werror",
@@ -91,9 +212,15 @@ int selftest(const struct course *c)
         snprintf(src, sizeof src, "solutions/%s", ch->dir);
         snprintf(what, sizeof what, "%s %s has every section its stubs point to", ch->id, ch->book);
         check_command(c, what, (char *[]){"tools/check-book", src, (char *)ch->book, NULL});
+        check_chapter_files(c, ch);
         grade(c, ch, "");
         grade(c, ch, ch->id);
     }
+    printf("\nThe grader itself: unit tests, then end to end (commands, dashboard, watch)\n");
+    unit_tests(c);
+    e2e(c, "commands.sh");
+    e2e(c, "dashboard.sh");
+    e2e(c, "watch.sh");
     printf("\n%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -1,0 +1,170 @@
+/* help.c: every command's --help, and what the commands share to read their arguments. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "progress.h"
+
+struct command_help {
+    const char *name, *text;
+};
+
+static const struct command_help helps[] = {
+    {"test",
+     "usage: grader test [CHAPTER | weekN | all] [--ref-deps] [--json]\n\n"
+     "Builds your code and runs the chapters' tests (all available chapters when none is\n"
+     "named). Each test is shown with its points and, when it fails, a message that says which\n"
+     "PE saw what and what to read next. Progress is recorded; a chapter that passed before is\n"
+     "run again when its files (or those of the chapters it builds on) changed since.\n\n"
+     "  --ref-deps            take every earlier chapter from the reference solution, to go on\n"
+     "                        when you are stuck on one\n"
+     "  --json                one JSON object per line, as the run goes (events: chapter,\n"
+     "                        phase, test, chapter_end, recheck, summary)\n"
+     "  --impl learner|solutions, --stub   (course maintainers) test the reference, or a\n"
+     "                        chapter's generated stub (every test should then fail)\n\n"
+     "Ends with the line `N passed, N failed`; exit status 0 when every test passed.\n"
+     "Examples: grader test 1.3    grader test week1    grader test 1.4 --ref-deps\n"},
+    {"watch",
+     "usage: grader watch [CHAPTER] [--ref-deps]\n\n"
+     "Runs the chapter's tests (by default the first one you have not finished), then again\n"
+     "each time you save one of its files. When it passes, moves on to the next chapter\n"
+     "(unless you named one). Keys: r or Enter runs the tests now (for file systems where\n"
+     "change notifications do not arrive), q quits.\n"},
+    {"hint",
+     "usage: grader hint CHAPTER [--list]\n\n"
+     "Shows the chapter's next hint, from a nudge to nearly the answer, together with the\n"
+     "ones you have seen. Each call shows one more; the number you used is in your progress\n"
+     "and on your card. --list shows the ones you have seen without taking another.\n"},
+    {"read",
+     "usage: grader read CHAPTER\n\n"
+     "Shows the chapter's page of the book in a pager ($PAGER, else less), as plain text when\n"
+     "pandoc is installed, else as Markdown. Printed as it is when the output is not a terminal.\n"
+     "Marks the chapter read (the Doc column of the dashboard).\n"},
+    {"reset",
+     "usage: grader reset CHAPTER [--yes]\n\n"
+     "Puts the chapter's files back to the stub you started from, after copying your files to\n"
+     "a new folder .grader-backups/<chapter>-<date>-<time>/ (it says which). Asks first unless\n"
+     "--yes is given; an older backup is never overwritten.\n"},
+    {"card",
+     "usage: grader card [--week N]\n\n"
+     "Prints a Markdown progress card to paste in your study group's chat: the roadmap with\n"
+     "done (✅), in progress (🚧) and to do (⬜), Code / Test / Perf columns, points, and the\n"
+     "best benchmark ratios. --week N shows one week.\n"},
+    {"session",
+     "usage: grader session start \"GOAL\" | grader session end | grader session status\n\n"
+     "A study session log. start notes the time, your goal and where you are; end prints a\n"
+     "session card (time spent, chapters passed, tests fixed, hints used during the session)\n"
+     "and keeps it in your progress; status shows the open session so far.\n"},
+    {"bench",
+     "usage: grader bench CHAPTER [--pes N] [--quick]\n\n"
+     "Runs the chapter's benchmark, where it has one: your code, the reference and MPI in the\n"
+     "same run, over message sizes from 8 B to 64 MiB (--quick: a few sizes up to 1 MiB). Prints\n"
+     "a table per operation and size: latency (us) and bus bandwidth (GB/s) of each, and speed\n"
+     "ratios (above 1 is faster): yours against the reference, the reference against MPI.\n"
+     "Writes a CSV under build/bench/ and keeps your best ratios (the Perf column).\n"
+     "  --pes N    number of PEs (default 2)\n"},
+    {"list", "usage: grader list\n\nThe roadmap: every chapter, its folder, and whether it is "
+             "available yet.\n"},
+    {"selftest",
+     "usage: grader selftest\n\n"
+     "The course's own checks (what `make test` runs): every suite passes on solutions/ and\n"
+     "fails on each chapter's stub, the stubs are fresh, the grader's unit tests and its\n"
+     "end-to-end tests (commands, dashboard in tmux, watch mode) pass.\n"},
+    {NULL, NULL},
+};
+
+void help(FILE *out, const char *command)
+{
+    for (int i = 0; command && helps[i].name; i++)
+        if (!strcmp(helps[i].name, command)) {
+            fputs(helps[i].text, out);
+            return;
+        }
+    fprintf(out,
+            "usage: grader [COMMAND] [options]\n\n"
+            "With no command: the dashboard on a terminal, else a summary of your progress.\n\n"
+            "  grader test [CHAPTER|weekN|all]   build your code and run the chapters' tests\n"
+            "  grader watch [CHAPTER]            run them again each time you save a file\n"
+            "  grader hint CHAPTER               the next hint, from a nudge to nearly the answer\n"
+            "  grader read CHAPTER               the chapter's page of the book, in a pager\n"
+            "  grader reset CHAPTER              back to the stub (your files are kept aside)\n"
+            "  grader card [--week N]            a Markdown progress card for your study group\n"
+            "  grader session start \"GOAL\"|end   a study session log and its card\n"
+            "  grader bench CHAPTER              your code against the reference and MPI\n"
+            "  grader list                       the roadmap\n"
+            "  grader selftest                   the course's own checks (make test)\n\n"
+            "CHAPTER is a roadmap id such as 1.3. Each command takes --help.\n"
+            "Examples: grader test 1.3    grader test 2.2 --ref-deps    grader hint 1.3\n");
+}
+
+int wants_help(const char *command, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            help(stdout, command);
+            return 1;
+        }
+    return 0;
+}
+
+int bad_argument(const char *command, const char *arg)
+{
+    fprintf(stderr, "grader %s: unknown argument '%s' (try grader %s --help).\n", command, arg,
+            command);
+    return 2;
+}
+
+const struct chapter *chapter_arg(const struct course *c, const char *command, const char *id)
+{
+    if (!id || id[0] == '-') {
+        fprintf(stderr,
+                "grader %s: name a chapter, e.g. grader %s 1.3 (grader list shows "
+                "them).\n",
+                command, command);
+        return NULL;
+    }
+    const struct chapter *ch = course_find(c, id);
+    if (!ch)
+        fprintf(stderr,
+                "grader %s: there is no chapter '%s'; chapters are named like 1.3 "
+                "(grader list shows them).\n",
+                command, id);
+    else if (!ch->available)
+        fprintf(stderr,
+                "grader %s: chapter %s (%s) is not part of the course yet; grader list "
+                "shows the chapters you can do now.\n",
+                command, ch->id, ch->title);
+    return ch && ch->available ? ch : NULL;
+}
+
+const struct chapter *current_chapter(const struct course *c)
+{
+    struct progress p;
+    progress_open(&p, c, 0);
+    const struct chapter *cur = NULL, *last = NULL;
+    for (int i = 0; i < c->n && !cur; i++) {
+        if (!c->chapters[i].available)
+            continue;
+        last = &c->chapters[i];
+        if (!pg_bool(progress_chapter(&p, last->id, 0), "done"))
+            cur = last;
+    }
+    progress_close(&p);
+    return cur ? cur : last;
+}
+
+int cmd_list(const struct course *c, int argc, char **argv)
+{
+    if (wants_help("list", argc, argv))
+        return 0;
+    if (argc > 0)
+        return bad_argument("list", argv[0]);
+    printf("%-4s  %-28s  %-34s  %s\n", "id", "directory", "chapter", "status");
+    for (int i = 0; i < c->n; i++) {
+        const struct chapter *ch = &c->chapters[i];
+        printf("%-4s  %-28s  %-34s  %s\n", ch->id, ch->dir, ch->title,
+               ch->available ? "available" : "coming");
+    }
+    return 0;
+}

@@ -1,0 +1,34 @@
+/* roadmap.h: one row per chapter, from the metadata, the learner's files and the progress file:
+ * what the dashboard, the summary and the progress card show. */
+#ifndef GRADER_ROADMAP_H
+#define GRADER_ROADMAP_H
+
+#include "course.h"
+#include "progress.h"
+
+struct roadmap_row {
+    const struct chapter *ch;
+    enum chapter_status status;
+    struct code_info code;
+    int ran; /* the tests ran at least once */
+    int built;
+    int passed, total, points, max_points;
+    int regressed, ref_deps, hints_used, read;
+    int has_bench;         /* grader/bench/bench_X_Y.c exists */
+    double vs_mpi, vs_ref; /* best speed ratios, 0 when never measured */
+};
+
+/* Fills rows[0 .. c->n-1]. Generates the stubs first (for the Code column). */
+void roadmap_rows(const struct course *c, struct progress *p, struct roadmap_row *rows);
+
+/* Column texts, in buffers of at least 32 bytes. */
+const char *row_test(const struct roadmap_row *r, char *buf);   /* "5/7", "-" */
+const char *row_points(const struct roadmap_row *r, char *buf); /* "9/14", "" */
+const char *row_perf(const struct roadmap_row *r, char *buf);   /* "1.31x MPI", "-" */
+
+struct roadmap_totals {
+    int available, done, points, max_points, hints, passed, total;
+};
+struct roadmap_totals roadmap_sum(const struct course *c, const struct roadmap_row *rows);
+
+#endif

@@ -1,0 +1,279 @@
+/* test.c: `grader test`: build the learner's code, run the chapters' suites, show each test
+ * with its points and its teaching message, record progress, and re-check earlier chapters
+ * whose files changed since they passed. */
+#define _GNU_SOURCE
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "progress.h"
+#include "run.h"
+
+struct test_opts {
+    int json, live, record, ref_deps, stub;
+    struct variant v;
+    int passed, failed;
+    char summary[4096];
+};
+
+/* ---- Output: for a person, or one JSON object per line for a program ---------------------- */
+
+static void emit(json_t *o)
+{
+    char *line = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(4));
+    if (line)
+        printf("%s\n", line);
+    fflush(stdout);
+    free(line);
+    json_decref(o);
+}
+
+static void live_clear(void)
+{
+    printf("\r\033[K");
+    fflush(stdout);
+}
+
+static void on_phase(void *ctx, const struct chapter *ch, const char *phase, int total)
+{
+    struct test_opts *o = ctx;
+    if (o->json) {
+        emit(json_pack("{s:s, s:s, s:s, s:i}", "event", "phase", "chapter", ch->id, "phase", phase,
+                       "tests", total));
+    } else if (o->live) {
+        live_clear();
+        printf("  %s", !strcmp(phase, "build") ? "building..." : "running the tests...");
+        fflush(stdout);
+    }
+}
+
+static void on_test(void *ctx, const struct chapter *ch, const struct result *r, int done,
+                    int total)
+{
+    struct test_opts *o = ctx;
+    int pts = chapter_points(ch, r->test);
+    if (o->json) {
+        emit(json_pack("{s:s, s:s, s:s, s:s, s:b, s:i, s:i, s:f, s:s, s:i, s:i}", "event", "test",
+                       "chapter", ch->id, "test", r->test, "description", r->description, "passed",
+                       r->passed, "points", r->passed ? pts : 0, "max_points", pts, "seconds",
+                       r->seconds, "message", r->message ? r->message : "", "done", done, "total",
+                       total));
+    } else if (o->live) {
+        char bar[21];
+        int fill = total > 0 ? 20 * done / total : 0;
+        for (int i = 0; i < 20; i++)
+            bar[i] = i < fill ? '#' : '.';
+        bar[20] = '\0';
+        live_clear();
+        printf("  [%s] %d/%d tests  (%s %s)", bar, done, total, r->passed ? "passed" : "failed",
+               r->test);
+        fflush(stdout);
+    }
+}
+
+static void print_message(const char *msg)
+{
+    for (const char *p = msg; *p;) {
+        size_t len = strcspn(p, "\n");
+        if (len)
+            printf("        %.*s\n", (int)len, p);
+        p += len + (p[len] == '\n');
+    }
+}
+
+static void print_run(const struct chapter_run *r)
+{
+    if (!r->built) {
+        printf("  the build failed; the compiler said:\n");
+        print_message(r->build_log ? r->build_log : "(nothing)");
+        return;
+    }
+    for (int i = 0; i < r->n; i++) {
+        const struct result *t = &r->results[i];
+        int pts = chapter_points(r->ch, t->test);
+        char worth[32];
+        snprintf(worth, sizeof worth, "%d/%d pt%s", t->passed ? pts : 0, pts, pts == 1 ? "" : "s");
+        printf("  %s  %-40s %-9s %5.1f s\n", t->passed ? "PASS" : "FAIL", t->test, worth,
+               t->seconds);
+        if (!t->passed && t->message)
+            print_message(t->message);
+    }
+}
+
+static const char *run_word(const struct chapter_run *r)
+{
+    int ok = run_passed(r);
+    return !r->built            ? "does not build"
+           : ok == r->n && r->n ? "done"
+           : ok                 ? "in progress"
+                                : "to do";
+}
+
+/* ---- One chapter ------------------------------------------------------------------------- */
+
+/* Runs one chapter, shows it, records it. Returns 1 when every test passed; -1 interrupted. */
+static int test_one(const struct course *c, const struct chapter *ch, struct test_opts *o,
+                    int recheck)
+{
+    o->v.ref[0] = '\0';
+    o->v.stub[0] = '\0';
+    if (o->stub)
+        snprintf(o->v.stub, sizeof o->v.stub, "%s", ch->id);
+    for (int j = 0; o->ref_deps && &c->chapters[j] != ch; j++)
+        snprintf(o->v.ref + strlen(o->v.ref), sizeof o->v.ref - strlen(o->v.ref), "%s ",
+                 c->chapters[j].id);
+    if (o->json)
+        emit(json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "event", "chapter", "chapter", ch->id,
+                       "title", ch->title, "dir", ch->dir, "ref_deps", o->v.ref[0] != '\0',
+                       "recheck", recheck));
+    else
+        printf("\n%s %s  (%s%s)\n", ch->id, ch->title, ch->dir,
+               o->v.ref[0] ? ", earlier chapters from the reference" : "");
+    fflush(stdout);
+    uint64_t fp = chapter_fingerprint(c, ch);
+    struct chapter_run r;
+    struct run_events ev = {on_phase, on_test, o};
+    chapter_run(c, ch, &o->v, &r, &ev);
+    if (o->live)
+        live_clear();
+    if (r.interrupted) {
+        chapter_run_free(&r);
+        return -1;
+    }
+    int ok = run_passed(&r), total = r.built ? r.n : 0, max = 0, pts = run_points(&r, &max);
+    int was_done = 0, done = r.built && total > 0 && ok == total;
+    if (o->record) {
+        struct progress p;
+        progress_open(&p, c, 1);
+        was_done = pg_bool(progress_chapter(&p, ch->id, 0), "done");
+        progress_record_run(&p, &r, fp, o->v.ref[0] != '\0');
+        progress_save(&p);
+        progress_close(&p);
+    }
+    int regressed = was_done && !done;
+    if (o->json) {
+        emit(json_pack("{s:s, s:s, s:b, s:s?, s:i, s:i, s:i, s:i, s:s, s:b}", "event",
+                       "chapter_end", "chapter", ch->id, "built", r.built, "build_log",
+                       r.built ? NULL : r.build_log, "passed", ok, "total", total, "points", pts,
+                       "max_points", max, "status", run_word(&r), "regressed", regressed));
+    } else {
+        print_run(&r);
+        if (r.built)
+            printf("  %d of %d tests, %d of %d points\n", ok, total, pts, max);
+        if (regressed)
+            printf("  %s passed before and fails now: a change broke it, so it is back to in "
+                   "progress. The failures above say where.\n",
+                   ch->id);
+    }
+    o->passed += ok;
+    o->failed += r.built ? total - ok : 1;
+    snprintf(o->summary + strlen(o->summary), sizeof o->summary - strlen(o->summary),
+             "  %-4s %-32s %2d/%-2d %3d/%-3d pts  %s%s\n", ch->id, ch->title, ok, total, pts, max,
+             run_word(&r), regressed ? " (it passed before)" : "");
+    chapter_run_free(&r);
+    return done;
+}
+
+/* Earlier chapters that passed, whose files (theirs and their dependencies') changed since. */
+static int stale_chapters(const struct course *c, const struct chapter **sel, int n,
+                          const struct chapter **out)
+{
+    struct progress p;
+    progress_open(&p, c, 0);
+    int last = course_index(c, sel[n - 1]), k = 0;
+    for (int i = 0; i < last; i++) {
+        const struct chapter *ch = &c->chapters[i];
+        int selected = 0;
+        for (int j = 0; j < n; j++)
+            selected |= sel[j] == ch;
+        json_t *chp = progress_chapter(&p, ch->id, 0);
+        if (selected || !ch->available || !pg_bool(chp, "done"))
+            continue;
+        const char *was = json_string_value(json_object_get(chp, "fingerprint"));
+        char now[32];
+        snprintf(now, sizeof now, "%016llx", (unsigned long long)chapter_fingerprint(c, ch));
+        if (!was || strcmp(was, now) != 0)
+            out[k++] = ch;
+    }
+    progress_close(&p);
+    return k;
+}
+
+static int parse(int argc, char **argv, struct test_opts *o, const char **sel)
+{
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--ref-deps"))
+            o->ref_deps = 1;
+        else if (!strcmp(argv[i], "--json"))
+            o->json = 1;
+        else if (!strcmp(argv[i], "--impl") && i + 1 < argc)
+            o->v.impl = argv[++i];
+        else if (!strcmp(argv[i], "--stub"))
+            o->stub = 1;
+        else if (argv[i][0] != '-' && !*sel)
+            *sel = argv[i];
+        else
+            return bad_argument("test", argv[i]);
+    }
+    if (strcmp(o->v.impl, "learner") && strcmp(o->v.impl, "solutions")) {
+        fprintf(stderr, "grader test: --impl is learner or solutions, not '%s'.\n", o->v.impl);
+        return 2;
+    }
+    return 0;
+}
+
+int cmd_test(const struct course *c, int argc, char **argv)
+{
+    if (wants_help("test", argc, argv))
+        return 0;
+    const char *sel = NULL;
+    struct test_opts o = {.v = {.impl = "learner", .strict = getenv("CI") != NULL}};
+    int rc = parse(argc, argv, &o, &sel);
+    if (rc)
+        return rc;
+    o.live = !o.json && isatty(1) && !getenv("NO_PROGRESS");
+    o.record = !strcmp(o.v.impl, "learner") && !o.stub; /* maintainers' runs are not progress */
+    const struct chapter *chs[MAX_CHAPTERS], *stale[MAX_CHAPTERS];
+    int n = course_select(c, "test", sel ? sel : "all", chs);
+    if (n < 0)
+        return 2;
+    stop_on_signals();
+    int interrupted = 0, nstale = 0;
+    for (int i = 0; i < n && !interrupted; i++)
+        interrupted = test_one(c, chs[i], &o, 0) < 0;
+    if (!interrupted && o.record && (nstale = stale_chapters(c, chs, n, stale)) > 0) {
+        char list[256] = "";
+        for (int i = 0; i < nstale; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                     i ? (i == nstale - 1 ? " and " : ", ") : "", stale[i]->id);
+        if (o.json)
+            emit(json_pack("{s:s, s:s}", "event", "recheck", "chapters", list));
+        else
+            printf("\nRe-checking %s: %s passed before, and your files changed since.\n", list,
+                   nstale == 1 ? "it" : "they");
+        for (int i = 0; i < nstale && !interrupted; i++)
+            interrupted = test_one(c, stale[i], &o, 1) < 0;
+    }
+    if (interrupted) {
+        if (o.json)
+            emit(json_pack("{s:s}", "event", "interrupted"));
+        else
+            printf("\nStopped: the tests were interrupted, and nothing of them is left "
+                   "running.\n");
+        return stop_status();
+    }
+    if (o.json) {
+        emit(json_pack("{s:s, s:i, s:i}", "event", "summary", "passed", o.passed, "failed",
+                       o.failed));
+        return o.failed ? 1 : 0;
+    }
+    printf("\nSummary\n%s%s", o.summary,
+           o.failed ? "Read a failing test's message, then the chapter's page (grader read), or "
+                      "ask for a hint (grader hint).\n"
+                    : "");
+    printf("%d passed, %d failed\n", o.passed, o.failed);
+    return o.failed ? 1 : 0;
+}

@@ -1,0 +1,29 @@
+/* util.h: small file and time helpers the grader's commands share. */
+#ifndef GRADER_UTIL_H
+#define GRADER_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/* The whole file, NUL-terminated (*len without the NUL), or NULL with errno set. */
+char *read_file(const char *path, size_t *len);
+/* Writes data to path atomically: a temp file beside it, fsync, rename, fsync of the folder.
+ * Returns 0, or -1 with errno set (path is then unchanged). */
+int write_file_atomic(const char *path, const char *data, size_t len);
+/* Copies src to dst, which must not exist yet (O_EXCL); keeps the mode. 0 or -1 with errno. */
+int copy_file_new(const char *src, const char *dst);
+/* mkdir -p; 0 or -1 with errno. */
+int make_dirs(const char *path);
+
+uint64_t fnv1a(uint64_t h, const void *data, size_t len);
+#define FNV_START 0xcbf29ce484222325ULL
+
+/* "2026-11-21T15:30:00" (local time) and "20261121-153000", for logs and file names. */
+void time_iso(time_t t, char *buf, size_t len);
+void time_stamp(time_t t, char *buf, size_t len);
+time_t time_parse_iso(const char *s); /* (time_t)-1 if it is not one */
+/* "1 h 05 min", "12 min", "40 s" */
+void duration_words(long seconds, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# commands.sh: every grader command end to end, in a copy of the course: --help, bad input,
+# test --json, hint, read, reset, card, session, bench, the regression re-check and a broken
+# progress file.
+source "$(dirname "$0")/lib.sh"
+make_course
+out=$course/out.txt err=$course/err.txt
+
+# ---- help and bad input -------------------------------------------------------------------
+"$G" --help >"$out" 2>&1
+expect "grader --help lists every command" "$out" "grader test" "grader watch" "grader hint" \
+  "grader read" "grader reset" "grader card" "grader session" "grader bench"
+for cmd in test watch hint read reset card session bench list selftest; do
+  "$G" "$cmd" --help >"$out" 2>&1
+  rc=$?
+  if [ $rc -eq 0 ] && head -1 "$out" | grep -q "^usage: grader $cmd"; then ok "grader $cmd --help"
+  else not_ok "grader $cmd --help" "exit $rc" "$(cat "$out")"; fi
+done
+bad() { # bad WHAT EXPECTED-TEXT ARGS...
+  local what=$1 text=$2
+  shift 2
+  "$G" "$@" >"$out" 2>&1
+  local rc=$?
+  if [ $rc -eq 2 ] && grep -qF -- "$text" "$out"; then ok "$what"
+  else not_ok "$what" "grader $* exited $rc, said:" "$(cat "$out")"; fi
+}
+bad "an unknown command is named" "there is no command 'frobnicate'" frobnicate
+bad "an unknown chapter is named" "there is no chapter '9.9'" hint 9.9
+bad "a coming chapter is named" "is not part of the course yet" read 2.5
+bad "test of nothing is a sentence" "'week9' names no chapter" test week9
+bad "a missing chapter is asked for" "name a chapter, e.g. grader reset 1.3" reset
+bad "an unknown option names the command" "grader card: unknown argument '--wide'" card --wide
+bad "a bad week is a sentence" "--week takes a week number" card --week x
+bad "a bad PE count is a sentence" "--pes takes a number of PEs" bench 1.3 --pes 0
+bad "session needs a goal" "start takes your goal" session start
+
+"$G" >"$out" 2>&1 </dev/null
+expect "grader with no terminal prints the summary" "$out" "1.1   Initialization & bootstrap" \
+  "coming" "0 of 4 chapters done" "Next: grader test 1.1"
+
+# ---- hints: one more each call, counted ------------------------------------------------------
+for i in 1 2 3 4; do "$G" hint 1.3 >"$course/hint$i.txt" 2>&1; done
+expect "the first hint is a nudge" "$course/hint1.txt" "-> Hint 1 of 3 (a nudge)" "2 more"
+if grep -q "Hint 2" "$course/hint1.txt"; then not_ok "the first call shows one hint only"; else
+  ok "the first call shows one hint only"; fi
+expect "the second call shows one more" "$course/hint2.txt" "   Hint 1 of 3" "-> Hint 2 of 3 (more specific)"
+expect "the third is nearly the answer" "$course/hint3.txt" "-> Hint 3 of 3 (nearly the answer)"
+expect "then there are no more" "$course/hint4.txt" "That was every hint of chapter 1.3"
+expect "hints used are counted in progress" .tshmem-progress.json '"hints_used": 3'
+
+# ---- read ------------------------------------------------------------------------------------
+"$G" read 1.3 >"$out" 2>&1
+expect "read prints the page when not on a terminal" "$out" "One-sided put/get" "Put and get"
+expect "read marks the chapter read" .tshmem-progress.json '"read": true'
+
+# ---- test --json on a stub -------------------------------------------------------------------
+"$G" test 1.1 --json >"$out" 2>"$err"
+rc=$?
+[ $rc -eq 1 ] && ok "test of a stub exits 1" || not_ok "test of a stub exits 1" "exit $rc" "$(cat "$err")"
+bad_lines=$(grep -cv '^{"event":' "$out")
+[ "$bad_lines" -eq 0 ] && ok "test --json prints only JSON objects, one per line" ||
+  not_ok "test --json prints only JSON objects, one per line" "$(grep -v '^{"event":' "$out")"
+expect "test --json: chapter, phases, 9 tests, end, summary" "$out" '"event":"chapter","chapter":"1.1"' \
+  '"event":"phase"' '"phase":"run"' '"tests":9' '"event":"test"' '"done":9' \
+  '"event":"chapter_end"' '"event":"summary","passed":0,"failed":9'
+expect "a failing test's message teaches" "$out" "is not written yet (chapter 1.1)" "week1/01-init/init.c:"
+expect "test records progress" .tshmem-progress.json '"total": 9' '"passed": 0' '"max_points": 16'
+
+# ---- reset -----------------------------------------------------------------------------------
+echo "/* my attempt */" >>week1/03-put-get/rma.c
+"$G" reset 1.3 >"$out" 2>&1 </dev/null
+expect "reset asks for --yes when it cannot ask" "$out" "grader reset 1.3 --yes"
+"$G" reset 1.3 --yes >"$out" 2>&1
+expect "reset names the backup" "$out" "Chapter 1.3 is the stub again. Your files are in .grader-backups/1.3-"
+check "the file is the stub again" cmp -s week1/03-put-get/rma.c build/stubs/week1/03-put-get/rma.c
+first=$(ls -d .grader-backups/1.3-* | head -1)
+check "the backup holds the learner's file" grep -q "my attempt" "$first/rma.c"
+echo "/* second attempt */" >>week1/03-put-get/rma.c
+"$G" reset 1.3 --yes >/dev/null 2>&1
+n=$(ls -d .grader-backups/1.3-* | wc -l)
+[ "$n" -eq 2 ] && ok "a second reset makes a second backup" || not_ok "a second reset makes a second backup" "$(ls .grader-backups)"
+check "the first backup is untouched" grep -q "my attempt" "$first/rma.c"
+"$G" reset 1.3 --yes >"$out" 2>&1
+expect "reset of a stub does nothing" "$out" "is the stub already: nothing to reset"
+
+# ---- bench -----------------------------------------------------------------------------------
+"$G" bench 1.3 >"$out" 2>&1
+expect "a chapter without a benchmark says so" "$out" "There is no benchmark for chapter 1.3 yet"
+fx=$course/bench-fixture
+mkdir -p "$fx/solutions" "$fx/learner"
+if mpicc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iinclude -Igrader/bench grader/unit/fixtures/bench_fixture.c \
+     "$src/build/solutions/lib/libtshmem.a" -lpthread -lm -o "$fx/solutions/bench_1_3" 2>"$err"; then
+  cp "$fx/solutions/bench_1_3" "$fx/learner/bench_1_3"
+  TSHMEM_GRADER_BENCH_FIXTURE=$fx "$G" bench 1.3 --quick >"$out" 2>&1
+  rc=$?
+  expect "bench prints a table per op and size" "$out" "put on 2 PEs" "latency (us)" "you/ref" \
+    "ref/base" "8 B" "1 MiB"
+  expect "bench writes a CSV" "$out" "All figures: build/bench/bench_1.3-"
+  csv=$(ls build/bench/bench_1.3-*.csv 2>/dev/null | head -1)
+  [ -n "$csv" ] && expect "the CSV has every run" "$csv" "chapter,run,op" ",yours,put,tshmem," \
+    ",reference,put,mpi," || not_ok "the CSV has every run" "no CSV in build/bench"
+  expect "bench records the best ratios" .tshmem-progress.json '"vs_mpi":' '"vs_ref":'
+  [ $rc -eq 0 ] && ok "bench exits 0" || not_ok "bench exits 0" "exit $rc" "$(cat "$out")"
+else
+  not_ok "the bench fixture builds" "$(cat "$err")"
+fi
+
+# ---- a session in which a chapter passes -----------------------------------------------------
+"$G" session end >"$out" 2>&1
+expect "ending no session is a sentence" "$out" "no session is open"
+"$G" session start "finish chapter 1.1" >"$out" 2>&1
+expect "session start" "$out" "Session started at" "finish chapter 1.1"
+"$G" session start "again" >"$out" 2>&1
+expect "one session at a time" "$out" "a session is open since"
+cp solutions/week1/01-init/init.c week1/01-init/init.c
+"$G" test 1.1 >"$out" 2>&1
+rc=$?
+expect "the reference's 1.1 passes, with points" "$out" "9 of 9 tests, 16 of 16 points" "9 passed, 0 failed"
+[ $rc -eq 0 ] && ok "a passing test exits 0" || not_ok "a passing test exits 0" "exit $rc"
+"$G" session end >"$out" 2>&1
+expect "session end prints the session card" "$out" "### Study session: finish chapter 1.1" \
+  "chapters passed: 1.1 Initialization & bootstrap" "tests fixed: 9" "hints used: 0" "now: 1/4 chapters done"
+expect "the session is kept in progress" .tshmem-progress.json '"goal": "finish chapter 1.1"' '"tests_fixed": 9'
+
+# ---- a regression: 1.1 breaks while working on 1.2 ---------------------------------------------
+cp build/stubs/week1/01-init/init.c week1/01-init/init.c
+"$G" test 1.2 >"$out" 2>&1
+expect "a change to a passed chapter re-checks it" "$out" \
+  "Re-checking 1.1: it passed before, and your files changed since." \
+  "1.1 passed before and fails now"
+"$G" card >"$out" 2>&1
+expect "the card shows the regression as in progress" "$out" "| 🚧 | 1.1 | Initialization & bootstrap |" \
+  "(broke since it passed)" "| ⬜ | 1.2 |" "| ⬜ | 1.5 | Ring communication | | *coming* |"
+"$G" card --week 2 >"$out" 2>&1
+if grep -q "| 1.1 |" "$out"; then not_ok "card --week 2 shows week 2 only" "$(cat "$out")"
+else expect "card --week 2 shows week 2 only" "$out" "| 2.1 |"; fi
+
+# ---- a broken progress file ------------------------------------------------------------------
+for broken in '{"version": 1, "chapters": {"1.1": {"pas' '' '[1, 2]'; do
+  printf '%s' "$broken" >.tshmem-progress.json
+  "$G" card >"$out" 2>"$err"
+  rc=$?
+  if [ $rc -eq 0 ] && grep -q "could not be read" "$err" && grep -q "is kept as" "$err" &&
+     grep -q "progress card" "$out"; then
+    ok "a broken progress file ('${broken:0:12}') is kept aside, with a sentence"
+  else
+    not_ok "a broken progress file ('${broken:0:12}') is kept aside, with a sentence" "exit $rc" "$(cat "$err")"
+  fi
+done
+n=$(ls .tshmem-progress.json.broken-* 2>/dev/null | wc -l)
+[ "$n" -eq 3 ] && ok "every broken file is kept" || not_ok "every broken file is kept" "$(ls -a)"
+
+# ---- a hang: where each PE was, and nothing left behind --------------------------------------
+hang=$course/hang
+mkdir -p "$hang"
+if mpicc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Iinclude -Igrader/pe grader/unit/fixtures/pe_hang.c \
+     "$src/build/solutions/lib/libtshmem.a" -lpthread -lm -o "$hang/pe_hang" 2>"$err" &&
+   cc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Igrader/harness -Iinclude grader/unit/fixtures/suite_hang.c \
+     grader/harness/job.c grader/harness/report.c -lcriterion -ljansson -o "$hang/suite_hang" 2>>"$err"; then
+  job_id=e2ehang$$
+  E2E_JOB_ID=$job_id TSHMEM_ROOT=$course TSHMEM_TEST_BIN=$hang TSHMEM_REPORT=$hang/report.jsonl \
+    "$hang/suite_hang" >"$out" 2>&1
+  expect "a hang is reported: the timeout, each PE's last step" "$hang/report.jsonl" \
+    "timed out after 4 s: 2 PEs, scenario hang" \
+    'PE 0: last step \"waiting for a signal nobody sends\"' \
+    'PE 1: last step \"waiting for a signal nobody sends\"'
+  if command -v gdb >/dev/null; then
+    expect "with gdb, where each PE waited" "$hang/report.jsonl" "in tshmem_uint64_wait_until"
+  fi
+  no_leftovers "a hung job leaves nothing running"
+  left=$(ls /dev/shm | grep -F -- "$job_id")
+  [ -z "$left" ] && ok "a hung job leaves nothing in /dev/shm" || not_ok "a hung job leaves nothing in /dev/shm" "$left"
+else
+  not_ok "the hang fixtures build" "$(cat "$err")"
+fi
+
+no_leftovers "nothing of the runs is left running"

@@ -1,0 +1,78 @@
+#define _GNU_SOURCE
+/* test_bench.c: the benchmark protocol's lines, read back, side by side, and the ratios. */
+#include "bench_lines.h"
+#include "unit.h"
+
+#define LINE(run_impl, bytes, us)                                                                  \
+    "bench op=put impl=" run_impl " pes=2 bytes=" bytes " iters=20 median_us=" us                  \
+    " min_us=1.0 max_us=99.0 algbw_GBps=1.5 busbw_GBps=1.5\n"
+
+static const char *reference = "tshmem: some other line\n" LINE("tshmem", "8", "2.0")
+    LINE("mpi", "8", "4.0") LINE("tshmem", "1048576", "100.0") LINE(
+        "mpi", "1048576",
+        "150.0") "bench op=put impl=tshmem bytes=64\n"                   /* no time: ignored */
+                 "bench op=put impl=mpi pes=2 bytes=16 median_us=oops\n" /* not a number: ignored */
+                 "pe 0: bench op=put impl=tshmem bytes=8 median_us=1\n"; /* not at the start:
+                                                                            ignored */
+
+static const char *yours =
+    LINE("tshmem", "8", "1.0") LINE("mpi", "8", "8.0") LINE("tshmem", "1048576", "200.0");
+
+Test(bench, parses_only_whole_lines)
+{
+    static struct bench_set set;
+    cr_assert_eq(bench_parse(&set, reference, "reference"), 4);
+    const struct bench_line *b = &set.lines[2];
+    cr_assert_str_eq(b->op, "put");
+    cr_assert_str_eq(b->impl, "tshmem");
+    cr_assert_str_eq(b->run, "reference");
+    cr_assert_eq(b->bytes, 1048576);
+    cr_assert_eq(b->pes, 2);
+    cr_assert_eq(b->iters, 20);
+    cr_assert_float_eq(b->median_us, 100.0, 1e-9);
+    cr_assert_float_eq(b->busbw, 1.5, 1e-9);
+    cr_assert_eq(bench_parse(&set, "", "yours"), 0);
+    cr_assert_eq(bench_parse(&set, NULL, "yours"), 0);
+}
+
+Test(bench, best_ratios_use_the_references_baseline)
+{
+    static struct bench_set set;
+    bench_parse(&set, reference, "reference");
+    bench_parse(&set, yours, "yours");
+    struct bench_best b = bench_best(&set);
+    /* 8 B: yours 1.0 us, reference 2.0, MPI (the reference run's) 4.0: 4x MPI, 2x reference */
+    cr_assert_float_eq(b.vs_mpi, 4.0, 1e-9, "best vs MPI is %g", b.vs_mpi);
+    cr_assert_float_eq(b.vs_ref, 2.0, 1e-9, "best vs the reference is %g", b.vs_ref);
+    cr_assert_eq(b.mpi_bytes, 8);
+    cr_assert_str_eq(b.mpi_op, "put");
+}
+
+Test(bench, table_and_csv)
+{
+    static struct bench_set set;
+    bench_parse(&set, reference, "reference");
+    bench_parse(&set, yours, "yours");
+    char *t = NULL;
+    size_t len;
+    FILE *f = open_memstream(&t, &len);
+    bench_table(f, &set);
+    fclose(f);
+    cr_assert(strstr(t, "put on 2 PEs"), "%s", t);
+    cr_assert(strstr(t, "     8 B     1.00      2.00     4.00"), "the 8 B row: %s", t);
+    cr_assert(strstr(t, "   2.00x    2.00x"), "8 B: you/ref 2x, ref/MPI 2x: %s", t);
+    cr_assert(strstr(t, "   1 MiB    200.0     100.0    150.0"), "the 1 MiB row: %s", t);
+    cr_assert(strstr(t, "   0.50x    1.50x"), "1 MiB: you/ref 0.5x, ref/MPI 1.5x: %s", t);
+    for (char *l = t; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0))
+        cr_assert(strcspn(l, "\n") <= 80, "fits 80 columns: %.*s", (int)strcspn(l, "\n"), l);
+    free(t);
+    char path[] = "/tmp/tshmem-unit-csv-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    cr_assert_eq(bench_csv(path, "2.2", &set), 0);
+    char *csv = read_file(path, NULL);
+    unlink(path);
+    cr_assert(csv && !strncmp(csv, "chapter,run,op,impl,pes,bytes,", 30), "%s", csv);
+    cr_assert(strstr(csv, "2.2,yours,put,tshmem,2,8,20,1.000,"), "%s", csv);
+    free(csv);
+}

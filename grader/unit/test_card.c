@@ -1,0 +1,129 @@
+#define _GNU_SOURCE
+/* test_card.c: the progress card and the study session card: what a study group reads. */
+#include "card.h"
+#include "unit.h"
+
+static struct course c;
+static char root[64];
+
+static void setup(void)
+{
+    tiny_course(&c, root, sizeof root);
+}
+
+static void teardown(void)
+{
+    course_free(&c);
+    remove_tree(root);
+}
+
+/* The card of the tiny course with 1.1 done (3+1 points) and 2.1 half done, as text. */
+static char *card(int week, int ref_deps, double vs_mpi)
+{
+    struct roadmap_row rows[MAX_CHAPTERS];
+    memset(rows, 0, sizeof rows);
+    for (int i = 0; i < c.n; i++)
+        rows[i].ch = &c.chapters[i];
+    rows[0] = (struct roadmap_row){.ch = &c.chapters[0],
+                                   .status = ST_DONE,
+                                   .code = {CODE_WRITTEN, 0},
+                                   .ran = 1,
+                                   .built = 1,
+                                   .passed = 2,
+                                   .total = 2,
+                                   .points = 4,
+                                   .max_points = 4,
+                                   .ref_deps = ref_deps,
+                                   .hints_used = 2,
+                                   .vs_mpi = vs_mpi,
+                                   .vs_ref = 0.9};
+    rows[1] = (struct roadmap_row){.ch = &c.chapters[1],
+                                   .status = ST_PROGRESS,
+                                   .code = {CODE_EDITED, 2},
+                                   .ran = 1,
+                                   .built = 1,
+                                   .passed = 1,
+                                   .total = 3,
+                                   .points = 1,
+                                   .max_points = 3,
+                                   .regressed = 1};
+    char *text = NULL;
+    size_t len;
+    FILE *f = open_memstream(&text, &len);
+    card_write(f, &c, rows, week, 1700000000);
+    fclose(f);
+    return text;
+}
+
+Test(card, roadmap_table_with_status_marks, .init = setup, .fini = teardown)
+{
+    char *t = card(0, 0, 1.31);
+    cr_assert(strstr(t, "| ✅ | 1.1 | A | written | 2/2 | 4/4 | 1.31x MPI, 0.90x ref |"), "%s", t);
+    cr_assert(strstr(t, "| 🚧 | 2.1 | C | 2 todo | 1/3 (broke since it passed) | 1/3 | - |"), "%s",
+              t);
+    cr_assert(strstr(t, "| ⬜ | 2.2 | D | | *coming* |"), "%s", t);
+    cr_assert(strstr(t, "**1/2 chapters done** · **5/7 points** · 3/5 tests passing · 2 hints "
+                        "used"),
+              "%s", t);
+    cr_assert(strstr(t, "|----|"), "a Markdown table: %s", t);
+    cr_assert_null(strstr(t, "\\*"), "no footnote without --ref-deps: %s", t);
+    free(t);
+}
+
+Test(card, week_filter_and_ref_deps_footnote, .init = setup, .fini = teardown)
+{
+    char *t = card(2, 0, 0);
+    cr_assert_null(strstr(t, "| 1.1 |"), "week 2 only: %s", t);
+    cr_assert(strstr(t, "| 2.1 |") && strstr(t, "| 2.2 |"), "%s", t);
+    free(t);
+    t = card(0, 1, 0);
+    cr_assert(strstr(t, "2/2\\*"), "a chapter passed with --ref-deps is marked: %s", t);
+    cr_assert(strstr(t, "\\* passed with the earlier chapters taken from the reference"), "%s", t);
+    free(t);
+}
+
+/* Progress with 1.1's tests: big passing or not, small passing or not, done, hints. */
+static void set_progress(struct progress *p, int big, int small, int hints)
+{
+    json_t *chp = progress_chapter(p, "1.1", 1);
+    json_object_set_new(chp, "tests", json_pack("{s:b, s:b}", "big", big, "small", small));
+    json_object_set_new(chp, "done", json_boolean(big && small));
+    json_object_set_new(chp, "hints_used", json_integer(hints));
+}
+
+Test(session, compare_counts_what_changed, .init = setup, .fini = teardown)
+{
+    struct progress p;
+    progress_open(&p, &c, 0);
+    set_progress(&p, 1, 0, 1);
+    json_t *start = session_snapshot(&p);
+    set_progress(&p, 1, 1, 3);
+    struct session_diff d = session_compare(start, &p, &c);
+    cr_assert_eq(d.tests_fixed, 1, "small was fixed; big passed already");
+    cr_assert_str_eq(d.fixed_list, "1.1 small");
+    cr_assert_eq(d.chapters_done, 1);
+    cr_assert_str_eq(d.done_list, "1.1 A");
+    cr_assert_eq(d.hints, 2);
+    json_decref(start);
+    progress_close(&p);
+}
+
+Test(session, card_says_goal_time_and_results)
+{
+    struct session_diff d = {.chapters_done = 1, .tests_fixed = 2, .hints = 1};
+    snprintf(d.done_list, sizeof d.done_list, "1.3 One-sided put/get");
+    snprintf(d.fixed_list, sizeof d.fixed_list, "1.3 fence_orders_puts, 1.3 typed_p_g_put_get");
+    struct roadmap_totals now = {.available = 4, .done = 3, .points = 40, .max_points = 71};
+    char *t = NULL;
+    size_t len;
+    FILE *f = open_memstream(&t, &len);
+    session_card_write(f, "finish put/get", 1700000000, 1700000000 + 95 * 60, 0, &d, &now);
+    fclose(f);
+    cr_assert(strstr(t, "### Study session: finish put/get"), "%s", t);
+    cr_assert(strstr(t, "(1 h 35 min)"), "%s", t);
+    cr_assert(strstr(t, "chapters passed: 1.3 One-sided put/get"), "%s", t);
+    cr_assert(strstr(t, "tests fixed: 2 (1.3 fence_orders_puts, 1.3 typed_p_g_put_get)"), "%s", t);
+    cr_assert(strstr(t, "hints used: 1"), "%s", t);
+    cr_assert(strstr(t, "now: 3/4 chapters done, 40/71 points"), "%s", t);
+    free(t);
+}
