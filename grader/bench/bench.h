@@ -86,6 +86,15 @@ static inline struct bench_opts bench_args(int argc, char **argv)
     return o;
 }
 
+/* Asks for a symmetric heap of `bytes` per PE unless the user set TSHMEM_SYMMETRIC_SIZE; call
+ * it before tshmem_init, which reads the setting. */
+static inline void bench_heap(size_t bytes)
+{
+    char heap[32];
+    snprintf(heap, sizeof heap, "%zu", bytes);
+    setenv("TSHMEM_SYMMETRIC_SIZE", heap, 0);
+}
+
 /* The sizes to run: powers of 4 from min to max (powers of 16 with --quick), max included. */
 static inline int bench_sizes(const struct bench_opts *o, size_t *sizes, int cap)
 {

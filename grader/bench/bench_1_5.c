@@ -94,6 +94,7 @@ static void pair(const struct bench_opts *o, struct ctx *c, const char *op,
 int main(int argc, char **argv)
 {
     struct bench_opts o = bench_args(argc, argv);
+    bench_heap(o.max_bytes + (16u << 20)); /* room for the largest dest */
     tshmem_init();
     struct ctx c = {.me = tshmem_my_pe(), .n = tshmem_n_pes()};
     size_t sizes[32];
