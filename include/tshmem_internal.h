@@ -179,6 +179,7 @@ struct tshmem_reduce_call {
     size_t count, elem, bytes;   /* elements, bytes per element, count * elem */
     enum tshmem_dtype dtype;
     enum tshmem_op op;
+    int on_node;                 /* 1 if every team PE shares this node (tshmem_ptr reaches it) */
     uint64_t seq;                /* this call's number on this team: 1, 2, 3, ... on every PE */
     struct tshmem_coll_flags *flags; /* the team's reduce flags (this PE's copy) */
 };

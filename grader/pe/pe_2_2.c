@@ -210,9 +210,9 @@ static size_t parse_counts(const char *list, size_t *counts, int cap, int *n)
     return max;
 }
 
-/* A team made by hand, as tshmem_team_split_strided would make it: every `stride`-th world PE
- * from `start`. White box: the runtime's team table (chapter 1.1). */
-static tshmem_team_t team_by_hand(int start, int stride)
+/* A team made by hand, as tshmem_team_split_strided would make it: `size` world PEs from
+ * `start`, `stride` apart. White box: the runtime's team table (chapter 1.1). */
+static tshmem_team_t team_by_hand(int start, int stride, int size)
 {
     enum { HANDLE = 5 };
     struct tshmem_team *t = &tshmem_g.teams[HANDLE];
@@ -221,7 +221,7 @@ static tshmem_team_t team_by_hand(int start, int stride)
     t->n_pes = 0;
     t->my_pe = -1;
     t->sync_seq = 0;
-    for (int pe = start; pe < n; pe += stride) {
+    for (int pe = start; pe < n && t->n_pes < size; pe += stride) {
         if (pe == tshmem_my_pe())
             t->my_pe = t->n_pes;
         t->pes[t->n_pes++] = pe;
@@ -234,7 +234,7 @@ static tshmem_team_t team_named(const char *name)
     if (strcmp(name, "node") == 0)
         return TSHMEM_TEAM_NODE;
     if (strcmp(name, "odd") == 0) /* PEs 1, 3, 5, ...: a team that leaves PE 0 out */
-        return team_by_hand(1, 2);
+        return team_by_hand(1, 2, tshmem_n_pes());
     return TSHMEM_TEAM_WORLD;
 }
 
@@ -250,19 +250,22 @@ static void correct(int argc, char **argv)
     tshmem_team_t team = team_named(team_s);
     char *src = tshmem_malloc((max + GUARD) * 8), *dst = tshmem_malloc((max + GUARD) * 8);
     unsigned salt = 0;
-    if (tshmem_team_my_pe(team) >= 0)
+    int all = strcmp(algo, "all") == 0; /* every algorithm, then the typed functions */
+    for (int a = all ? 0 : N_ALGOS; a <= N_ALGOS && tshmem_team_my_pe(team) >= 0; a++) {
+        const char *name = !all ? algo : a < N_ALGOS ? algos[a].name : "typed";
         for (int c = 0; c < n_counts; c++) {
-            STEP("count %zu", counts[c]);
+            STEP("%s, count %zu", name, counts[c]);
             for (int k = 0; k < N_KINDS; k++)
                 for (int in_place = 0; in_place < 2; in_place++) {
                     if ((in_place && strcmp(mode, "copy") == 0) ||
                         (!in_place && strcmp(mode, "inplace") == 0))
                         continue;
-                    if (!reduce_once(team, algo, (enum kind)k, src, dst, counts[c], in_place,
+                    if (!reduce_once(team, name, (enum kind)k, src, dst, counts[c], in_place,
                                      ++salt))
                         goto out;
                 }
         }
+    }
 out:
     pe_sync(); /* MPI's: the world may span virtual nodes (chapter 2.5) */
     tshmem_finalize();
@@ -312,37 +315,42 @@ static void teams(int argc, char **argv)
     tshmem_finalize();
 }
 
-/* subteam CALLS: the odd PEs reduce among themselves, then everyone reduces on the world,
- * with no barrier between: an even PE may start the world call (and write into an odd PE's
- * scratch) while that PE is still in its team call. */
+/* subteam CALLS: every PE but the last reduces on a team of their own, then everyone reduces
+ * on the world, with no barrier between, every pair of algorithms in turn. The last PE starts
+ * the world call at once and may want to write into a PE's scratch while that PE is still in
+ * its team call: only that PE's "I have entered" may let it. */
 static void subteam(int argc, char **argv)
 {
     int calls = argc > 2 ? atoi(argv[2]) : 200;
-    enum { BIG = 70001 };
+    enum { BIG = 150001 }; /* in place, more than the whole scratch */
     pe_init();
-    tshmem_team_t odd = team_by_hand(1, 2);
+    tshmem_team_t low = team_by_hand(0, 1, tshmem_n_pes() - 1);
     char *src = tshmem_malloc((BIG + GUARD) * 8), *dst = tshmem_malloc((BIG + GUARD) * 8);
-    for (int call = 1; call <= calls; call++) {
-        const char *algo = algos[call % N_ALGOS].name;
-        size_t count = call % 7 == 0 ? BIG : (size_t)(call * 577) % 3001;
+    for (int call = 0; call < calls; call++) {
+        /* Every pair of algorithms in turn; every other round large, every other pair of
+         * rounds in place. */
+        int pair = call % (N_ALGOS * N_ALGOS), round = call / (N_ALGOS * N_ALGOS);
+        const char *team_algo = algos[pair % N_ALGOS].name;
+        const char *world_algo = algos[pair / N_ALGOS].name;
+        size_t count = round % 2 ? BIG : (size_t)(call * 577) % 3001;
         enum kind k = (enum kind)(call % N_KINDS);
-        if (tshmem_team_my_pe(odd) >= 0 &&
-            !reduce_once(odd, algo, k, src, dst, count, call % 2, 2u * (unsigned)call))
+        if (tshmem_team_my_pe(low) >= 0 &&
+            !reduce_once(low, team_algo, k, src, dst, count, round % 4 >= 2, 2u * (unsigned)call))
             break;
-        if (!reduce_once(TSHMEM_TEAM_WORLD, algos[(call + 2) % N_ALGOS].name, k, src, dst, count,
-                         call % 3 == 0, 2u * (unsigned)call + 1))
+        if (!reduce_once(TSHMEM_TEAM_WORLD, world_algo, k, src, dst, count, call % 3 == 0,
+                         2u * (unsigned)call + 1))
             break;
     }
     pe_sync();
     tshmem_finalize();
 }
 
-/* bound ALGO COUNT: data that is not integer-valued. The float sum must be within the stated
- * bound of the exact sum, and every PE must get the same bits (value "bits" per PE). */
+/* bound COUNT: data that is not integer-valued, reduced by every algorithm in turn. Each float
+ * sum must be within the stated bound of the exact sum, and every PE must get the same bits
+ * (value "bits_<algo>" per PE, compared by the suite). */
 static void bound(int argc, char **argv)
 {
-    const char *algo = argc > 2 ? argv[2] : "auto";
-    size_t count = argc > 3 ? strtoull(argv[3], NULL, 10) : 100003;
+    size_t count = argc > 2 ? strtoull(argv[2], NULL, 10) : 100003;
     pe_init();
     int me = tshmem_my_pe(), n = tshmem_n_pes();
     float *src = tshmem_malloc(count * sizeof(float) + 1);
@@ -353,34 +361,40 @@ static void bound(int argc, char **argv)
         src[i] = (float)((double)(state >> 11) / 9007199254740992.0 - 0.5) *
                  (float)(1 << (state % 12));
     }
-    tshmem_allreduce(TSHMEM_TEAM_WORLD, dst, src, count, TSHMEM_DTYPE_FLOAT, TSHMEM_OP_SUM,
-                     algo_named(algo));
-    /* The exact sum and the sum of magnitudes, in double: 8 floats add exactly in 53 bits. */
-    double *all = malloc(sizeof(double) * count), *mag = malloc(sizeof(double) * count);
+    /* The exact sums and the sums of magnitudes, in double: 8 floats add exactly in 53 bits. */
+    double *exact = calloc(count, sizeof(double)), *mag = calloc(count, sizeof(double));
     float *peer = malloc(sizeof(float) * count);
-    for (size_t i = 0; i < count; i++)
-        all[i] = mag[i] = 0;
+    tshmem_barrier_all();
     for (int pe = 0; pe < n; pe++) {
         tshmem_float_get(peer, src, count, pe);
         for (size_t i = 0; i < count; i++)
-            all[i] += peer[i], mag[i] += fabs(peer[i]);
+            exact[i] += peer[i], mag[i] += fabs(peer[i]);
     }
+    tshmem_barrier_all();
     /* Adding n floats in any order rounds n - 1 times, each by at most u = 2^-24 of a partial
      * sum, itself at most the sum of magnitudes: |error| <= gamma(n-1) * sum |x|, with
      * gamma(k) = k u / (1 - k u) (Higham, Accuracy and Stability, section 4.2). */
-    uint64_t hash = 1469598103934665603ull;
-    for (size_t i = 0; i < count; i++) {
-        double u = ldexp(1, -24), err = fabs((double)dst[i] - all[i]);
-        double lim = (n - 1) * u / (1 - (n - 1) * u) * mag[i];
-        CHECK_OR_STOP(err <= lim, "PE %d: algo %s, float sum of %zu elements: dest[%zu] is %.9g, "
-                      "the exact sum is %.17g: error %.3g exceeds the bound gamma(n-1) * "
-                      "sum|x| = %.3g", me, algo, count, i, dst[i], all[i], err, lim);
-        uint32_t bits;
-        memcpy(&bits, &dst[i], sizeof bits);
-        hash = (hash ^ bits) * 1099511628211ull;
+    double u = ldexp(1, -24), gamma = (n - 1) * u / (1 - (n - 1) * u);
+    for (int a = 0; a < N_ALGOS; a++) {
+        STEP("%s", algos[a].name);
+        tshmem_allreduce(TSHMEM_TEAM_WORLD, dst, src, count, TSHMEM_DTYPE_FLOAT, TSHMEM_OP_SUM,
+                         algos[a].algo);
+        uint64_t hash = 1469598103934665603ull;
+        for (size_t i = 0; i < count; i++) {
+            double err = fabs((double)dst[i] - exact[i]), lim = gamma * mag[i];
+            CHECK_OR_STOP(err <= lim, "PE %d: algo %s, float sum of %zu elements: dest[%zu] is "
+                          "%.9g, the exact sum is %.17g: the error %.3g exceeds the bound "
+                          "gamma(n-1) * sum|x| = %.3g", me, algos[a].name, count, i, dst[i],
+                          exact[i], err, lim);
+            uint32_t bits;
+            memcpy(&bits, &dst[i], sizeof bits);
+            hash = (hash ^ bits) * 1099511628211ull;
+        }
+        char key[32];
+        snprintf(key, sizeof key, "bits_%s", algos[a].name);
+        pe_say("value", "%s=%016llx", key, (unsigned long long)hash);
     }
-    VALUE("bits", "%016llx", (unsigned long long)hash);
-    free(all), free(mag), free(peer);
+    free(exact), free(mag), free(peer);
     tshmem_barrier_all();
     tshmem_finalize();
 }
@@ -399,7 +413,7 @@ static void bad(int argc, char **argv)
     else if (strcmp(kind, "source") == 0)
         tshmem_allreduce(TSHMEM_TEAM_WORLD, dst, local, 64, TSHMEM_DTYPE_FLOAT, TSHMEM_OP_SUM,
                          TSHMEM_ALGO_RING);
-    else if (strcmp(kind, "member") == 0 && tshmem_team_my_pe(team_by_hand(1, 2)) < 0)
+    else if (strcmp(kind, "member") == 0 && tshmem_team_my_pe(team_by_hand(1, 2, 8)) < 0)
         tshmem_double_sum_reduce(5, (double *)dst, (double *)src, 8); /* PE 0 is not in it */
     else if (strcmp(kind, "overlap") == 0)
         tshmem_float_max_reduce(TSHMEM_TEAM_WORLD, dst + 1, dst, 32);

@@ -89,40 +89,44 @@ void tshmem_reduce_begin(struct tshmem_reduce_call *c, const char *func, tshmem_
             tshmem_fail(func, "dest %p and source %p overlap by part of their %zu bytes: pass "
                         "the same buffer (in place) or two separate ones.", dest, source, bytes);
     }
+    int on_node = 1;
+    for (int j = 0; j < t->n_pes; j++)
+        on_node &= tshmem_g.pe_node[t->pes[j]] == tshmem_g.node;
     *c = (struct tshmem_reduce_call){
         .func = func, .team = team, .t = t, .me = t->my_pe, .n = t->n_pes,
         .dest = dest, .source = source, .count = count, .elem = elem, .bytes = bytes,
-        .dtype = dtype, .op = op, .seq = ++reduce_seq[team],
+        .dtype = dtype, .op = op, .on_node = on_node, .seq = ++reduce_seq[team],
         .flags = &tshmem_g.reserved->reduce[team],
     };
     /* END SOLUTION */
 }
 
 /* BEGIN SOLUTION (The selector): the crossover table, measured, and the choice it makes */
-/* Up to `max_pes` PEs: one-shot up to `oneshot_max` bytes, recursive doubling up to `rd_max`,
- * then two-shot up to `twoshot_max_pes` PEs and the ring beyond. Where the numbers come from:
- * book 2.2, "The selector". */
+/* For teams of up to max_pes PEs: one-shot up to oneshot_max bytes, else recursive doubling up
+ * to rd_max bytes, else the bandwidth algorithm: two-shot when the whole team shares this node
+ * (direct loads and stores reach every PE), the ring when it spans nodes. The 2-PE row was
+ * measured with bench_2_2; the others follow the cost model fitted to it (book 2.2, "The
+ * selector"). */
 static const struct crossover {
     int max_pes;
     size_t oneshot_max, rd_max;
 } crossovers[] = {
-    {2, 16u << 10, 16u << 10},
-    {4, 8u << 10, 8u << 10},
-    {8, 4u << 10, 4u << 10},
-    {1 << 30, 2u << 10, 16u << 10},
+    {2, 0, 256},
+    {4, 512, 512},
+    {8, 512, 512},
+    {1 << 30, 0, 4096},
 };
-enum { TWOSHOT_MAX_PES = 8 };
 
-static enum tshmem_algo select_algo(int n, size_t bytes)
+static enum tshmem_algo select_algo(const struct tshmem_reduce_call *c)
 {
     const struct crossover *x = crossovers;
-    while (n > x->max_pes)
+    while (c->n > x->max_pes)
         x++;
-    if (bytes <= x->oneshot_max)
+    if (c->bytes <= x->oneshot_max)
         return TSHMEM_ALGO_ONESHOT;
-    if (bytes <= x->rd_max)
+    if (c->bytes <= x->rd_max)
         return TSHMEM_ALGO_RECURSIVE_DOUBLING;
-    return n <= TWOSHOT_MAX_PES ? TSHMEM_ALGO_TWO_SHOT : TSHMEM_ALGO_RING;
+    return c->on_node ? TSHMEM_ALGO_TWO_SHOT : TSHMEM_ALGO_RING;
 }
 /* END SOLUTION */
 
@@ -134,7 +138,7 @@ static int reduce(const char *func, tshmem_team_t team, void *dest, const void *
     tshmem_reduce_begin(&c, func, team, dest, source, count, dtype, op);
     /* BEGIN SOLUTION (The selector): pick for AUTO, then run the algorithm */
     if (algo == TSHMEM_ALGO_AUTO)
-        algo = select_algo(c.n, c.bytes);
+        algo = select_algo(&c);
     switch (algo) {
     case TSHMEM_ALGO_ONESHOT: return tshmem_allreduce_oneshot(&c);
     case TSHMEM_ALGO_RECURSIVE_DOUBLING: return tshmem_allreduce_recursive_doubling(&c);

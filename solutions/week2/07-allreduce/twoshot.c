@@ -23,10 +23,13 @@ int tshmem_allreduce_twoshot(const struct tshmem_reduce_call *c)
 {
     /* BEGIN SOLUTION (Two-shot): announce and wait; combine my block of all sources into a local buffer piece by piece; put each piece into every dest; announce done and wait */
     _Alignas(64) char acc[TWOSHOT_BLOCK], bounce[2][TWOSHOT_BLOCK];
-    /* My block: elements [lo, hi) of count, blocks differing by at most one element. */
-    size_t per = c->count / (size_t)c->n, rest = c->count % (size_t)c->n, me = (size_t)c->me;
-    size_t lo = (me * per + (me < rest ? me : rest)) * c->elem;
-    size_t hi = lo + (per + (me < rest)) * c->elem;
+    /* My block: bytes [lo, hi). Blocks are whole cache lines (the last may end early, the
+     * last few may be empty), so that no two PEs ever store into one line of a dest. */
+    size_t line = TSHMEM_CACHE_LINE, per = (c->bytes + (size_t)c->n - 1) / (size_t)c->n;
+    per = (per + line - 1) / line * line;
+    size_t lo = per * (size_t)c->me, hi = lo + per;
+    lo = lo < c->bytes ? lo : c->bytes;
+    hi = hi < c->bytes ? hi : c->bytes;
     tshmem_reduce_announce(c, 0); /* step 0: my source is ready and my dest may be written */
     tshmem_reduce_wait_all(c, 0);
     for (size_t off = lo; off < hi; off += TWOSHOT_BLOCK) {
