@@ -109,6 +109,12 @@ Test(ch2_2, node_team_every_algorithm, .description = "every algorithm on TSHMEM
                  ENV("TSHMEM_PES_PER_NODE=2"), 30, (int[]){4, 5, END_PES});
 }
 
+Test(ch2_2, odd_pes_team_every_algorithm, .description = "every algorithm on a team of the odd PEs: team numbers are not world numbers")
+{
+    expect_ok_on(CH, PROG, "correct", ARGS("all", "odd", "0,1,7,1023,70001", "both"), NULL, 30,
+                 (int[]){4, 7, END_PES});
+}
+
 Test(ch2_2, world_and_node_calls_alternate, .description = "world and node reductions alternate, every algorithm in turn: one scratch, two teams' flags")
 {
     expect_ok_on(CH, PROG, "teams", ARGS("400"), NULL, 30, (int[]){3, 4, END_PES});
