@@ -56,8 +56,10 @@ static void check(const struct ctx *c, const float *out, int n, const char *op)
 int main(int argc, char **argv)
 {
     struct bench_opts o = bench_args(argc, argv);
-    /* Room for two 64 MiB vectors per PE, unless the user chose a size. */
-    setenv("TSHMEM_SYMMETRIC_SIZE", o.max_bytes > (48u << 20) ? "160M" : "48M", 0);
+    /* Room for the two largest vectors per PE, unless the user chose a heap size. */
+    char heap[32];
+    snprintf(heap, sizeof heap, "%zuM", (2 * o.max_bytes >> 20) + 16);
+    setenv("TSHMEM_SYMMETRIC_SIZE", heap, 0);
     tshmem_init();
     int me = tshmem_my_pe(), n = tshmem_n_pes();
     size_t max_count = o.max_bytes / sizeof(float) + 1;

@@ -11,8 +11,10 @@ static const struct {
     const char *name;
     enum tshmem_algo algo;
 } algos[] = {
-    {"auto", TSHMEM_ALGO_AUTO},       {"oneshot", TSHMEM_ALGO_ONESHOT},
-    {"rd", TSHMEM_ALGO_RECURSIVE_DOUBLING}, {"ring", TSHMEM_ALGO_RING},
+    {"auto", TSHMEM_ALGO_AUTO},
+    {"oneshot", TSHMEM_ALGO_ONESHOT},
+    {"rd", TSHMEM_ALGO_RECURSIVE_DOUBLING},
+    {"ring", TSHMEM_ALGO_RING},
     {"twoshot", TSHMEM_ALGO_TWO_SHOT},
 };
 enum { N_ALGOS = sizeof algos / sizeof algos[0] };
