@@ -184,12 +184,17 @@ struct tshmem_reduce_call {
     struct tshmem_coll_flags *flags; /* the team's reduce flags (this PE's copy) */
 };
 
-/* The value a flag of this call carries at step `step`: the call number in the high 32 bits,
- * the step in the low 32. Later calls, and later steps of a call, always compare greater, so
- * a flag only grows and a wait for ">= tag" can never be satisfied by an older call. */
+/* The value a flag of this call carries at step `step`: the call number in the high 48 bits
+ * (years of back-to-back calls), the step in the low 16. Later calls, and later steps of a call,
+ * always compare greater, so a flag only grows and a wait for ">= tag" can never be satisfied
+ * by an older call. No call takes 2^16 steps: tshmem_reduce_begin refuses more than
+ * TSHMEM_REDUCE_MAX_BYTES, and the pieces and chunks of every algorithm are at least 32 KiB
+ * (or few). */
+#define TSHMEM_TAG_STEP_BITS 16
+#define TSHMEM_REDUCE_MAX_BYTES ((size_t)1 << 31) /* 2 GiB per call */
 static inline uint64_t tshmem_coll_tag(uint64_t seq, uint64_t step)
 {
-    return seq << 32 | step;
+    return seq << TSHMEM_TAG_STEP_BITS | step;
 }
 
 void tshmem_reduce_begin(struct tshmem_reduce_call *c, const char *func, tshmem_team_t team,

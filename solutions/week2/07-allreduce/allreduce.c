@@ -75,6 +75,12 @@ void tshmem_reduce_begin(struct tshmem_reduce_call *c, const char *func, tshmem_
         tshmem_fail(func, "count %zu elements of %zu bytes overflow a size_t: pass the number "
                     "of elements, not of bytes.", count, elem);
     size_t bytes = count * elem;
+    if (bytes > TSHMEM_REDUCE_MAX_BYTES)
+        tshmem_fail(func, "count %zu elements of %zu bytes is more than one call takes (2 GiB): "
+                    "reduce it in several calls.", count, elem);
+    if (t->n_pes > TSHMEM_COLL_MAX_PES)
+        tshmem_fail(func, "team %d has %d PEs; the reduction flags have room for %d.", team,
+                    t->n_pes, TSHMEM_COLL_MAX_PES);
     if (bytes > 0) {
         const char *d = dest, *s = source, *heap = tshmem_g.slice + TSHMEM_RESERVED_BYTES;
         const char *end = tshmem_g.slice + tshmem_g.slice_bytes;
@@ -137,6 +143,8 @@ static int reduce(const char *func, tshmem_team_t team, void *dest, const void *
     struct tshmem_reduce_call c;
     tshmem_reduce_begin(&c, func, team, dest, source, count, dtype, op);
     /* BEGIN SOLUTION (The selector): pick for AUTO, then run the algorithm */
+    if (c.count == 0)
+        return 0; /* nothing to combine: no PE needs to hear from another */
     if (algo == TSHMEM_ALGO_AUTO)
         algo = select_algo(&c);
     switch (algo) {
