@@ -117,10 +117,9 @@ static const struct crossover {
     int max_pes;
     size_t oneshot_max, rd_max;
 } crossovers[] = {
-    {2, 0, 256},
-    {4, 512, 512},
-    {8, 512, 512},
-    {1 << 30, 0, 4096},
+    {2, 0, 256},        /* measured: RD ahead up to 128 B, two-shot from 512 B; never one-shot */
+    {8, 512, 512},      /* model: one-shot's 2 steps beat 2-3 RD rounds while loads are few */
+    {1 << 30, 0, 4096}, /* model: one-shot's n-1 signals per step cost more than log2 n rounds */
 };
 
 static enum tshmem_algo select_algo(const struct tshmem_reduce_call *c)
