@@ -60,7 +60,7 @@ static int reduce(const char *func, tshmem_team_t team, void *dest, const void *
     struct tshmem_reduce_call c;
     tshmem_reduce_begin(&c, func, team, dest, source, count, dtype, op);
     (void)algo;
-    TSHMEM_TODO("The selector", "pick for AUTO, then run the algorithm");
+    TSHMEM_TODO("The selector", "check algo, pick one for AUTO, then run it");
 }
 
 int tshmem_allreduce(tshmem_team_t team, void *dest, const void *source, size_t count,

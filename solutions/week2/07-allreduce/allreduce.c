@@ -141,20 +141,20 @@ static int reduce(const char *func, tshmem_team_t team, void *dest, const void *
 {
     struct tshmem_reduce_call c;
     tshmem_reduce_begin(&c, func, team, dest, source, count, dtype, op);
-    /* BEGIN SOLUTION (The selector): pick for AUTO, then run the algorithm */
-    if (c.count == 0)
-        return 0; /* nothing to combine: no PE needs to hear from another */
-    if (algo == TSHMEM_ALGO_AUTO)
-        algo = select_algo(&c);
-    switch (algo) {
-    case TSHMEM_ALGO_ONESHOT: return tshmem_allreduce_oneshot(&c);
-    case TSHMEM_ALGO_RECURSIVE_DOUBLING: return tshmem_allreduce_recursive_doubling(&c);
-    case TSHMEM_ALGO_RING: return tshmem_allreduce_ring(&c);
-    case TSHMEM_ALGO_TWO_SHOT: return tshmem_allreduce_twoshot(&c);
-    default:
+    /* BEGIN SOLUTION (The selector): check algo, pick one for AUTO, then run it */
+    int (*const run[])(const struct tshmem_reduce_call *) = {
+        [TSHMEM_ALGO_ONESHOT] = tshmem_allreduce_oneshot,
+        [TSHMEM_ALGO_RECURSIVE_DOUBLING] = tshmem_allreduce_recursive_doubling,
+        [TSHMEM_ALGO_RING] = tshmem_allreduce_ring,
+        [TSHMEM_ALGO_TWO_SHOT] = tshmem_allreduce_twoshot,
+    };
+    if (algo != TSHMEM_ALGO_AUTO &&
+        ((unsigned)algo >= sizeof run / sizeof run[0] || run[algo] == NULL))
         tshmem_fail(func, "algo %d is not an allreduce algorithm: use TSHMEM_ALGO_AUTO, _ONESHOT, "
                     "_RECURSIVE_DOUBLING, _RING or _TWO_SHOT.", (int)algo);
-    }
+    if (c.count == 0)
+        return 0; /* nothing to combine: no PE needs to hear from another */
+    return run[algo == TSHMEM_ALGO_AUTO ? select_algo(&c) : algo](&c);
     /* END SOLUTION */
 }
 

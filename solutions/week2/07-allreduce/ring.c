@@ -82,8 +82,10 @@ int tshmem_allreduce_ring(const struct tshmem_reduce_call *c)
         }
     }
     /* Block (me + 1) mod n of my dest is final. Before writing the successor's dest, wait
-     * until it has consumed all k reduce-scatter chunks: it sends each chunk before it
-     * consumes the next, so it no longer reads its dest for partial results. */
+     * until it has consumed all k reduce-scatter chunks: it sends chunk k before it consumes
+     * chunk k, so by then it has read its dest for partial results for the last time. (The
+     * dependencies around the ring imply it already, see book 2.2, question 1: the wait says
+     * it where it matters, and costs nothing once the ring runs in step.) */
     tshmem_uint64_wait_until(&f->ring_ack.value, TSHMEM_CMP_GE, tshmem_coll_tag(c->seq, k));
     for (int j = 0; j < n - 1; j++) {
         int send = ((me + 1 - j) % n + n) % n; /* I receive block (me - j) mod n in turn */
