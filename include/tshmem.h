@@ -134,7 +134,8 @@ enum tshmem_algo {
     TSHMEM_ALGO_RECURSIVE_DOUBLING, /* 2.2: log2(n) exchange rounds */
     TSHMEM_ALGO_RING,               /* 2.2: reduce-scatter + allgather; 2.3: ring */
     TSHMEM_ALGO_DIRECT,             /* 2.3: every PE pushes its block to every peer */
-    TSHMEM_ALGO_HYBRID              /* 2.3: direct inside a node, ring across nodes */
+    TSHMEM_ALGO_HYBRID,             /* 2.3: direct inside a node, ring across nodes */
+    TSHMEM_ALGO_TWO_SHOT            /* 2.2: reduce-scatter by direct loads, then allgather */
 };
 int tshmem_allreduce(tshmem_team_t team, void *dest, const void *source, size_t count,
                      enum tshmem_dtype dtype, enum tshmem_op op, enum tshmem_algo algo);

@@ -158,10 +158,59 @@ uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, 
 void tshmem_offnode_quiet(void);
 
 /* ---- Provided: local reduction arithmetic (week2/07-allreduce/combine.c) -------------------- */
-size_t tshmem_dtype_size(enum tshmem_dtype dtype);
-/* inout[i] = inout[i] (op) in[i] for i < count. */
+size_t tshmem_dtype_size(enum tshmem_dtype dtype);  /* 0 if dtype is not a TSHMEM_DTYPE_* */
+/* inout[i] = inout[i] (op) in[i] for i < count; inout and in do not overlap. */
 void tshmem_reduce_local(enum tshmem_dtype dtype, enum tshmem_op op, void *inout, const void *in,
                          size_t count);
+/* out[i] = a[i] (op) b[i] for i < count; out may be a or b, and overlaps neither otherwise. */
+void tshmem_reduce_local3(enum tshmem_dtype dtype, enum tshmem_op op, void *out, const void *a,
+                          const void *b, size_t count);
+
+/* ---- 2.2: the allreduce algorithms (week2/07-allreduce) ------------------------------------ */
+/* One allreduce call, checked once (tshmem_reduce_begin in allreduce.c) and handed to one of
+ * the algorithms. Every PE of the team describes the same call. */
+struct tshmem_reduce_call {
+    const char *func;            /* the public function the user called, for messages */
+    tshmem_team_t team;
+    const struct tshmem_team *t; /* t->pes[j]: the world PE number of team PE j */
+    int me, n;                   /* this PE's number in the team, and the team's size */
+    char *dest;
+    const char *source;          /* == dest when the call is in place */
+    size_t count, elem, bytes;   /* elements, bytes per element, count * elem */
+    enum tshmem_dtype dtype;
+    enum tshmem_op op;
+    int on_node;                 /* 1 if every team PE shares this node (tshmem_ptr reaches it) */
+    uint64_t seq;                /* this call's number on this team: 1, 2, 3, ... on every PE */
+    struct tshmem_coll_flags *flags; /* the team's reduce flags (this PE's copy) */
+};
+
+/* The value a flag of this call carries at step `step`: the call number in the high 48 bits
+ * (years of back-to-back calls), the step in the low 16. Later calls, and later steps of a call,
+ * always compare greater, so a flag only grows and a wait for ">= tag" can never be satisfied
+ * by an older call. No call takes 2^16 steps: tshmem_reduce_begin refuses more than
+ * TSHMEM_REDUCE_MAX_BYTES, and the pieces and chunks of every algorithm are at least 32 KiB
+ * (or few). */
+#define TSHMEM_TAG_STEP_BITS 16
+#define TSHMEM_REDUCE_MAX_BYTES ((size_t)1 << 31) /* 2 GiB per call */
+static inline uint64_t tshmem_coll_tag(uint64_t seq, uint64_t step)
+{
+    return seq << TSHMEM_TAG_STEP_BITS | step;
+}
+
+void tshmem_reduce_begin(struct tshmem_reduce_call *c, const char *func, tshmem_team_t team,
+                         void *dest, const void *source, size_t count, enum tshmem_dtype dtype,
+                         enum tshmem_op op);
+/* Every other team PE's from[me] = tag(seq, step); wait until every from[j] >= tag(seq, step). */
+void tshmem_reduce_announce(const struct tshmem_reduce_call *c, uint64_t step);
+void tshmem_reduce_wait_all(const struct tshmem_reduce_call *c, uint64_t step);
+/* Team PE j's copy of [addr, addr + len) of a symmetric object: a direct pointer into its
+ * slice when it shares our node, else the bytes fetched with tshmem_getmem into bounce. */
+const void *tshmem_reduce_peek(const struct tshmem_reduce_call *c, int j, const void *addr,
+                               size_t len, void *bounce);
+int tshmem_allreduce_oneshot(const struct tshmem_reduce_call *c);            /* oneshot.c */
+int tshmem_allreduce_recursive_doubling(const struct tshmem_reduce_call *c); /* recursive_doubling.c */
+int tshmem_allreduce_ring(const struct tshmem_reduce_call *c);               /* ring.c */
+int tshmem_allreduce_twoshot(const struct tshmem_reduce_call *c);            /* twoshot.c */
 
 /* ---- 2.1: communication buffers (week2/06-buffers) ------------------------------------------
  * One tshmem_malloc block per buffer, with the same layout on every PE:

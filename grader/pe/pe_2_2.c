@@ -1,0 +1,441 @@
+/* pe_2_2.c: the PE side of chapter 2.2's tests: allreduce, every algorithm, any team. */
+#include <math.h>
+
+#include "pe_test.h"
+#include "tshmem_internal.h" /* white box: a team made by hand (the course has no team split) */
+
+enum { GUARD = 16 }; /* elements past the end of dest that no reduction may touch */
+#define SENTINEL (-7777)
+
+static const struct {
+    const char *name;
+    enum tshmem_algo algo;
+} algos[] = {
+    {"auto", TSHMEM_ALGO_AUTO},
+    {"oneshot", TSHMEM_ALGO_ONESHOT},
+    {"rd", TSHMEM_ALGO_RECURSIVE_DOUBLING},
+    {"ring", TSHMEM_ALGO_RING},
+    {"twoshot", TSHMEM_ALGO_TWO_SHOT},
+};
+enum { N_ALGOS = sizeof algos / sizeof algos[0] };
+
+static enum tshmem_algo algo_named(const char *name)
+{
+    for (int i = 0; i < N_ALGOS; i++)
+        if (strcmp(algos[i].name, name) == 0)
+            return algos[i].algo;
+    fprintf(stderr, "pe_2_2: no algorithm named '%s'\n", name);
+    exit(2);
+}
+
+/* The four reductions of the API. "typed" calls tshmem_float_sum_reduce and its siblings;
+ * otherwise tshmem_allreduce with the algorithm under test. */
+enum kind { FLOAT_SUM, DOUBLE_SUM, INT64_SUM, FLOAT_MAX, N_KINDS };
+static const char *kind_name[] = {"float sum", "double sum", "int64 sum", "float max"};
+static const enum tshmem_dtype kind_dtype[] = {TSHMEM_DTYPE_FLOAT, TSHMEM_DTYPE_DOUBLE,
+                                               TSHMEM_DTYPE_INT64, TSHMEM_DTYPE_FLOAT};
+static const enum tshmem_op kind_op[] = {TSHMEM_OP_SUM, TSHMEM_OP_SUM, TSHMEM_OP_SUM,
+                                         TSHMEM_OP_MAX};
+
+static size_t kind_size(enum kind k)
+{
+    return k == FLOAT_SUM || k == FLOAT_MAX ? sizeof(float) : 8;
+}
+
+/* Element i of world PE pe's source in call `salt`: integer-valued, so that every sum is
+ * exact whatever the order of the additions, and different for every PE, index and call. */
+static int64_t base(int pe, size_t i, unsigned salt)
+{
+    return (int64_t)((i * 37u + (unsigned)pe * 101u + salt * 13u) % 2001u) - 1000;
+}
+
+static void fill(enum kind k, void *buf, size_t count, int pe, unsigned salt)
+{
+    for (size_t i = 0; i < count; i++) {
+        int64_t b = base(pe, i, salt);
+        switch (k) {
+        case FLOAT_SUM: ((float *)buf)[i] = (float)b; break;
+        case DOUBLE_SUM: ((double *)buf)[i] = (double)b * 0.25 + pe * 65536.0; break;
+        case INT64_SUM: ((int64_t *)buf)[i] = b * 1000000007LL + ((int64_t)pe << 40); break;
+        case FLOAT_MAX:
+            ((float *)buf)[i] = (float)((int64_t)((i * 7919u + (unsigned)pe * 104729u + salt) %
+                                                  100003u) - 50000);
+            break;
+        default: break;
+        }
+    }
+}
+
+/* What element i of the result must be: the team members' elements combined. */
+static double expect_real(enum kind k, const int *pes, int n, size_t i, unsigned salt)
+{
+    double acc = 0;
+    for (int j = 0; j < n; j++) {
+        double v;
+        int pe = pes[j];
+        if (k == FLOAT_SUM)
+            v = (double)base(pe, i, salt);
+        else if (k == DOUBLE_SUM)
+            v = (double)base(pe, i, salt) * 0.25 + pe * 65536.0;
+        else
+            v = (double)((int64_t)((i * 7919u + (unsigned)pe * 104729u + salt) % 100003u) - 50000);
+        acc = k == FLOAT_MAX ? (j == 0 || v > acc ? v : acc) : acc + v;
+    }
+    return acc;
+}
+
+static int64_t expect_int(const int *pes, int n, size_t i, unsigned salt)
+{
+    int64_t acc = 0;
+    for (int j = 0; j < n; j++)
+        acc += base(pes[j], i, salt) * 1000000007LL + ((int64_t)pes[j] << 40);
+    return acc;
+}
+
+static void fill_guard(enum kind k, void *buf, size_t count)
+{
+    if (k == INT64_SUM)
+        for (int g = 0; g < GUARD; g++)
+            ((int64_t *)buf)[count + (size_t)g] = SENTINEL;
+    else if (k == DOUBLE_SUM)
+        for (int g = 0; g < GUARD; g++)
+            ((double *)buf)[count + (size_t)g] = SENTINEL;
+    else
+        for (int g = 0; g < GUARD; g++)
+            ((float *)buf)[count + (size_t)g] = SENTINEL;
+}
+
+static double element(enum kind k, const void *buf, size_t i)
+{
+    if (k == DOUBLE_SUM)
+        return ((const double *)buf)[i];
+    if (k == INT64_SUM)
+        return (double)((const int64_t *)buf)[i];
+    return ((const float *)buf)[i];
+}
+
+/* Checks dest (the result, then GUARD untouched elements) and, unless in place, that source
+ * is unchanged. Prints the first wrong element and how many are wrong; returns 0 if any. */
+static int verify(enum kind k, const void *dest, const void *source, size_t count, int in_place,
+                  const int *pes, int n, unsigned salt, const char *what)
+{
+    int me = tshmem_my_pe();
+    size_t bad = 0, first = 0;
+    double want_first = 0, saw_first = 0;
+    for (size_t i = 0; i < count; i++) {
+        int ok;
+        double want, saw;
+        if (k == INT64_SUM) {
+            int64_t w = expect_int(pes, n, i, salt), s = ((const int64_t *)dest)[i];
+            ok = w == s, want = (double)w, saw = (double)s;
+        } else {
+            want = expect_real(k, pes, n, i, salt), saw = element(k, dest, i);
+            ok = want == saw;
+        }
+        if (!ok && bad++ == 0)
+            first = i, want_first = want, saw_first = saw;
+    }
+    if (bad) {
+        FAIL("PE %d: %s, %s of %zu elements: dest[%zu] is %.17g, expected %.17g (%zu of %zu "
+             "elements wrong)", me, what, kind_name[k], count, first, saw_first, want_first, bad,
+             count);
+        return 0;
+    }
+    for (size_t g = 0; g < GUARD; g++)
+        if (element(k, dest, count + g) != SENTINEL) {
+            FAIL("PE %d: %s, %s of %zu elements: dest[%zu], past the end, was overwritten "
+                 "(%.17g, expected %d untouched)", me, what, kind_name[k], count, count + g,
+                 element(k, dest, count + g), SENTINEL);
+            return 0;
+        }
+    if (!in_place) {
+        char *fresh = malloc(count * kind_size(k) + 1);
+        fill(k, fresh, count, me, salt);
+        size_t i = 0;
+        while (i < count && memcmp((const char *)source + i * kind_size(k),
+                                   fresh + i * kind_size(k), kind_size(k)) == 0)
+            i++;
+        free(fresh);
+        if (i < count) {
+            FAIL("PE %d: %s, %s of %zu elements: source[%zu] changed to %.17g: a reduction "
+                 "must not write its source", me, what, kind_name[k], count, i,
+                 element(k, source, i));
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* One reduction of `count` elements of kind k on team, in place or not, checked. */
+static int reduce_once(tshmem_team_t team, const char *algo, enum kind k, void *src, void *dst,
+                       size_t count, int in_place, unsigned salt)
+{
+    int n = tshmem_team_n_pes(team), me = tshmem_my_pe();
+    int *pes = malloc(sizeof(int) * (size_t)n);
+    for (int j = 0; j < n; j++)
+        pes[j] = tshmem_team_translate_pe(team, j, TSHMEM_TEAM_WORLD);
+    void *out = in_place ? src : dst;
+    fill(k, src, count, me, salt);
+    fill_guard(k, out, count);
+    if (strcmp(algo, "typed") == 0) {
+        switch (k) {
+        case FLOAT_SUM: tshmem_float_sum_reduce(team, out, src, count); break;
+        case DOUBLE_SUM: tshmem_double_sum_reduce(team, out, src, count); break;
+        case INT64_SUM: tshmem_int64_sum_reduce(team, out, src, count); break;
+        case FLOAT_MAX: tshmem_float_max_reduce(team, out, src, count); break;
+        default: break;
+        }
+    } else {
+        tshmem_allreduce(team, out, src, count, kind_dtype[k], kind_op[k], algo_named(algo));
+    }
+    char what[160];
+    snprintf(what, sizeof what, "algo %s on a team of %d%s, call %u", algo, n,
+             in_place ? ", in place" : "", salt);
+    int ok = verify(k, out, src, count, in_place, pes, n, salt, what);
+    free(pes);
+    return ok;
+}
+
+static size_t parse_counts(const char *list, size_t *counts, int cap, int *n)
+{
+    size_t max = 0;
+    *n = 0;
+    for (const char *p = list; *p && *n < cap;) {
+        char *end;
+        size_t v = strtoull(p, &end, 10);
+        counts[(*n)++] = v;
+        max = v > max ? v : max;
+        p = *end == ',' ? end + 1 : end;
+        if (end == p && *p != ',')
+            break;
+    }
+    return max;
+}
+
+/* A team made by hand, as tshmem_team_split_strided would make it: `size` world PEs from
+ * `start`, `stride` apart. White box: the runtime's team table (chapter 1.1). */
+static tshmem_team_t team_by_hand(int start, int stride, int size)
+{
+    enum { HANDLE = 5 };
+    struct tshmem_team *t = &tshmem_g.teams[HANDLE];
+    int n = tshmem_n_pes();
+    t->pes = malloc(sizeof(int) * (size_t)n);
+    t->n_pes = 0;
+    t->my_pe = -1;
+    t->sync_seq = 0;
+    for (int pe = start; pe < n && t->n_pes < size; pe += stride) {
+        if (pe == tshmem_my_pe())
+            t->my_pe = t->n_pes;
+        t->pes[t->n_pes++] = pe;
+    }
+    return HANDLE;
+}
+
+static tshmem_team_t team_named(const char *name)
+{
+    if (strcmp(name, "node") == 0)
+        return TSHMEM_TEAM_NODE;
+    if (strcmp(name, "odd") == 0) /* PEs 1, 3, 5, ...: a team that leaves PE 0 out */
+        return team_by_hand(1, 2, tshmem_n_pes());
+    return TSHMEM_TEAM_WORLD;
+}
+
+/* correct ALGO TEAM COUNTS MODE: every reduction kind, every count, in place and not. */
+static void correct(int argc, char **argv)
+{
+    const char *algo = argc > 2 ? argv[2] : "auto", *team_s = argc > 3 ? argv[3] : "world";
+    const char *list = argc > 4 ? argv[4] : "0,1,7,1023", *mode = argc > 5 ? argv[5] : "both";
+    size_t counts[16];
+    int n_counts;
+    size_t max = parse_counts(list, counts, 16, &n_counts);
+    pe_init();
+    tshmem_team_t team = team_named(team_s);
+    char *src = tshmem_malloc((max + GUARD) * 8), *dst = tshmem_malloc((max + GUARD) * 8);
+    unsigned salt = 0;
+    int all = strcmp(algo, "all") == 0; /* every algorithm, then the typed functions */
+    for (int a = all ? 0 : N_ALGOS; a <= N_ALGOS && tshmem_team_my_pe(team) >= 0; a++) {
+        const char *name = !all ? algo : a < N_ALGOS ? algos[a].name : "typed";
+        for (int c = 0; c < n_counts; c++) {
+            STEP("%s, count %zu", name, counts[c]);
+            for (int k = 0; k < N_KINDS; k++)
+                for (int in_place = 0; in_place < 2; in_place++) {
+                    if ((in_place && strcmp(mode, "copy") == 0) ||
+                        (!in_place && strcmp(mode, "inplace") == 0))
+                        continue;
+                    if (!reduce_once(team, name, (enum kind)k, src, dst, counts[c], in_place,
+                                     ++salt))
+                        goto out;
+                }
+        }
+    }
+out:
+    pe_sync(); /* MPI's: the world may span virtual nodes (chapter 2.5) */
+    tshmem_finalize();
+}
+
+/* backtoback ALGO TEAM CALLS: many calls in a row with changing sizes, kinds and in-place,
+ * no barrier in between: the flags and the scratch are reused, never reset. */
+static void backtoback(int argc, char **argv)
+{
+    const char *algo = argc > 2 ? argv[2] : "auto", *team_s = argc > 3 ? argv[3] : "world";
+    int calls = argc > 4 ? atoi(argv[4]) : 1000;
+    enum { BIG = 300007 }; /* a float vector larger than the 1 MiB scratch */
+    pe_init();
+    tshmem_team_t team = team_named(team_s);
+    char *src = tshmem_malloc((BIG + GUARD) * 8), *dst = tshmem_malloc((BIG + GUARD) * 8);
+    for (int call = 1; call <= calls; call++) {
+        if (call % 250 == 0)
+            STEP("call %d", call);
+        size_t count = call % 97 == 0 ? BIG : (size_t)(call * 7919) % 2999;
+        if (call % 11 == 0)
+            count = 0;
+        if (!reduce_once(team, algo, (enum kind)(call % N_KINDS), src, dst, count, call % 3 == 0,
+                         (unsigned)call))
+            break;
+    }
+    pe_sync();
+    tshmem_finalize();
+}
+
+/* teams CALLS: world and node reductions alternate, each algorithm in turn, back to back.
+ * The scratch is one per PE, shared by every team's calls. */
+static void teams(int argc, char **argv)
+{
+    int calls = argc > 2 ? atoi(argv[2]) : 400;
+    enum { BIG = 70001 };
+    pe_init();
+    char *src = tshmem_malloc((BIG + GUARD) * 8), *dst = tshmem_malloc((BIG + GUARD) * 8);
+    for (int call = 1; call <= calls; call++) {
+        tshmem_team_t team = call % 2 ? TSHMEM_TEAM_WORLD : TSHMEM_TEAM_NODE;
+        const char *algo = algos[(call / 2) % N_ALGOS].name;
+        size_t count = call % 13 == 0 ? BIG : (size_t)(call * 131) % 5003;
+        if (!reduce_once(team, algo, (enum kind)(call % N_KINDS), src, dst, count, call % 4 == 1,
+                         (unsigned)call))
+            break;
+    }
+    pe_sync();
+    tshmem_finalize();
+}
+
+/* subteam CALLS: every PE but the last reduces on a team of their own, then everyone reduces
+ * on the world, with no barrier between, every pair of algorithms in turn. The last PE starts
+ * the world call at once and may want to write into a PE's scratch while that PE is still in
+ * its team call: only that PE's "I have entered" may let it. */
+static void subteam(int argc, char **argv)
+{
+    int calls = argc > 2 ? atoi(argv[2]) : 200;
+    enum { BIG = 150001 }; /* in place, more than the whole scratch */
+    pe_init();
+    tshmem_team_t low = team_by_hand(0, 1, tshmem_n_pes() - 1);
+    char *src = tshmem_malloc((BIG + GUARD) * 8), *dst = tshmem_malloc((BIG + GUARD) * 8);
+    for (int call = 0; call < calls; call++) {
+        /* Every pair of algorithms in turn; every other round large, every other pair of
+         * rounds in place. */
+        int pair = call % (N_ALGOS * N_ALGOS), round = call / (N_ALGOS * N_ALGOS);
+        const char *team_algo = algos[pair % N_ALGOS].name;
+        const char *world_algo = algos[pair / N_ALGOS].name;
+        size_t count = round % 2 ? BIG : (size_t)(call * 577) % 3001;
+        enum kind k = (enum kind)(call % N_KINDS);
+        if (tshmem_team_my_pe(low) >= 0 &&
+            !reduce_once(low, team_algo, k, src, dst, count, round % 4 >= 2, 2u * (unsigned)call))
+            break;
+        if (!reduce_once(TSHMEM_TEAM_WORLD, world_algo, k, src, dst, count, call % 3 == 0,
+                         2u * (unsigned)call + 1))
+            break;
+    }
+    pe_sync();
+    tshmem_finalize();
+}
+
+/* bound COUNT: data that is not integer-valued, reduced by every algorithm in turn. Each float
+ * sum must be within the stated bound of the exact sum, and every PE must get the same bits
+ * (value "bits_<algo>" per PE, compared by the suite). */
+static void bound(int argc, char **argv)
+{
+    size_t count = argc > 2 ? strtoull(argv[2], NULL, 10) : 100003;
+    pe_init();
+    int me = tshmem_my_pe(), n = tshmem_n_pes();
+    float *src = tshmem_malloc(count * sizeof(float) + 1);
+    float *dst = tshmem_malloc(count * sizeof(float) + 1);
+    uint64_t state = 88172645463325252ull ^ (uint64_t)me * 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < count; i++) { /* xorshift: fractions of both signs, many scales */
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        src[i] = (float)((double)(state >> 11) / 9007199254740992.0 - 0.5) *
+                 (float)(1 << (state % 12));
+    }
+    /* The exact sums and the sums of magnitudes, in double: 8 floats add exactly in 53 bits. */
+    double *exact = calloc(count, sizeof(double)), *mag = calloc(count, sizeof(double));
+    float *peer = malloc(sizeof(float) * count);
+    tshmem_barrier_all();
+    for (int pe = 0; pe < n; pe++) {
+        tshmem_float_get(peer, src, count, pe);
+        for (size_t i = 0; i < count; i++)
+            exact[i] += peer[i], mag[i] += fabs(peer[i]);
+    }
+    tshmem_barrier_all();
+    /* Adding n floats in any order rounds n - 1 times, each by at most u = 2^-24 of a partial
+     * sum, itself at most the sum of magnitudes: |error| <= gamma(n-1) * sum |x|, with
+     * gamma(k) = k u / (1 - k u) (Higham, Accuracy and Stability, section 4.2). */
+    double u = ldexp(1, -24), gamma = (n - 1) * u / (1 - (n - 1) * u);
+    for (int a = 0; a < N_ALGOS; a++) {
+        STEP("%s", algos[a].name);
+        tshmem_allreduce(TSHMEM_TEAM_WORLD, dst, src, count, TSHMEM_DTYPE_FLOAT, TSHMEM_OP_SUM,
+                         algos[a].algo);
+        uint64_t hash = 1469598103934665603ull;
+        for (size_t i = 0; i < count; i++) {
+            double err = fabs((double)dst[i] - exact[i]), lim = gamma * mag[i];
+            CHECK_OR_STOP(err <= lim, "PE %d: algo %s, float sum of %zu elements: dest[%zu] is "
+                          "%.9g, the exact sum is %.17g: the error %.3g exceeds the bound "
+                          "gamma(n-1) * sum|x| = %.3g", me, algos[a].name, count, i, dst[i],
+                          exact[i], err, lim);
+            uint32_t bits;
+            memcpy(&bits, &dst[i], sizeof bits);
+            hash = (hash ^ bits) * 1099511628211ull;
+        }
+        char key[32];
+        snprintf(key, sizeof key, "bits_%s", algos[a].name);
+        pe_say("value", "%s=%016llx", key, (unsigned long long)hash);
+    }
+    free(exact), free(mag), free(peer);
+    tshmem_barrier_all();
+    tshmem_finalize();
+}
+
+/* bad KIND: a call the runtime must refuse with a clear message. */
+static void bad(int argc, char **argv)
+{
+    const char *kind = argc > 2 ? argv[2] : "team";
+    pe_init();
+    float *src = tshmem_malloc(64 * sizeof(float)), *dst = tshmem_malloc(64 * sizeof(float));
+    float local[64] = {0};
+    if (strcmp(kind, "team") == 0)
+        tshmem_float_sum_reduce(9, dst, src, 64);
+    else if (strcmp(kind, "dest") == 0)
+        tshmem_float_sum_reduce(TSHMEM_TEAM_WORLD, local, src, 64);
+    else if (strcmp(kind, "source") == 0)
+        tshmem_allreduce(TSHMEM_TEAM_WORLD, dst, local, 64, TSHMEM_DTYPE_FLOAT, TSHMEM_OP_SUM,
+                         TSHMEM_ALGO_RING);
+    else if (strcmp(kind, "member") == 0 && tshmem_team_my_pe(team_by_hand(1, 2, 8)) < 0)
+        tshmem_double_sum_reduce(5, (double *)dst, (double *)src, 8); /* PE 0 is not in it */
+    else if (strcmp(kind, "overlap") == 0)
+        tshmem_float_max_reduce(TSHMEM_TEAM_WORLD, dst + 1, dst, 32);
+    else if (strcmp(kind, "algo") == 0)
+        tshmem_allreduce(TSHMEM_TEAM_WORLD, dst, src, 64, TSHMEM_DTYPE_FLOAT, TSHMEM_OP_SUM,
+                         TSHMEM_ALGO_DIRECT);
+    if (strcmp(kind, "member") == 0 && tshmem_my_pe() % 2 == 1) {
+        pe_sync(); /* a member waits here: the call on PE 0, not a member, must stop the job */
+        return;
+    }
+    FAIL("PE %d: the bad call (%s) returned instead of stopping with an error", tshmem_my_pe(),
+         kind);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct scenario list[] = {
+        {"correct", correct}, {"backtoback", backtoback}, {"teams", teams},
+        {"subteam", subteam}, {"bound", bound},           {"bad", bad},
+        {NULL, NULL},
+    };
+    return pe_main(argc, argv, list);
+}

@@ -1,0 +1,191 @@
+/* allreduce.c: the public reductions, the checks every call goes through, and the selector.
+ *
+ * Chapter 2.2. tshmem_float_sum_reduce and its siblings are one function, tshmem_allreduce,
+ * with the data type and operation filled in and the algorithm left to the selector. A call
+ * is checked and described once (struct tshmem_reduce_call), then handed to one of the
+ * algorithms of this folder: oneshot.c, recursive_doubling.c, ring.c and twoshot.c.
+ *
+ * What every algorithm promises, so that calls can follow each other on any team with no
+ * reset in between:
+ *   - it writes into a peer's memory (scratch or dest) or reads a peer's source only after
+ *     that peer has said, in this call, that it has entered the call;
+ *   - when it returns, no PE will touch this PE's memory for this call any more.
+ */
+#define TSHMEM_CHAPTER "2.2"
+#include <string.h>
+
+#include "tshmem_internal.h"
+
+const void *tshmem_reduce_peek(const struct tshmem_reduce_call *c, int j, const void *addr,
+                               size_t len, void *bounce)
+{
+    int pe = c->t->pes[j];
+    const void *p = tshmem_ptr(addr, pe);
+    if (p)
+        return p; /* on this node: load straight from the peer's slice, no copy */
+    tshmem_getmem(bounce, addr, len, pe);
+    return bounce;
+}
+
+void tshmem_reduce_announce(const struct tshmem_reduce_call *c, uint64_t step)
+{
+    /* BEGIN SOLUTION (Announcing and waiting): store tag(seq, step) into from[me] on every other team PE */
+    /* SET with release: each PE writes only its own word, from[me], on the others, and what it
+     * did before (its source is ready, or it has finished reading theirs) is seen with it. */
+    for (int j = 0; j < c->n; j++)
+        if (j != c->me)
+            tshmem_signal_op(&c->flags->from[c->me], tshmem_coll_tag(c->seq, step),
+                             TSHMEM_SIGNAL_SET, c->t->pes[j]);
+    /* END SOLUTION */
+}
+
+void tshmem_reduce_wait_all(const struct tshmem_reduce_call *c, uint64_t step)
+{
+    /* BEGIN SOLUTION (Announcing and waiting): wait until every other team PE's from[j] is at least tag(seq, step) */
+    /* GE: a fast PE may already be at a later step of this call, or in the next call. */
+    for (int j = 0; j < c->n; j++)
+        if (j != c->me)
+            tshmem_uint64_wait_until(&c->flags->from[j], TSHMEM_CMP_GE,
+                                     tshmem_coll_tag(c->seq, step));
+    /* END SOLUTION */
+}
+
+/* BEGIN SOLUTION (Checking the call): the number of the next call on each team */
+static uint64_t reduce_seq[TSHMEM_MAX_TEAMS];
+/* END SOLUTION */
+
+void tshmem_reduce_begin(struct tshmem_reduce_call *c, const char *func, tshmem_team_t team,
+                         void *dest, const void *source, size_t count, enum tshmem_dtype dtype,
+                         enum tshmem_op op)
+{
+    tshmem_require_live(func);
+    tshmem_check_team(func, team);
+    /* BEGIN SOLUTION (Checking the call): check membership, type, operation, sizes and buffers, then fill in c */
+    const struct tshmem_team *t = &tshmem_g.teams[team];
+    if (t->my_pe < 0)
+        tshmem_fail(func, "PE %d is not a member of team %d, so it cannot take part in the "
+                    "team's reduction. Call it only on the team's PEs (tshmem_team_my_pe(team) "
+                    ">= 0).", tshmem_g.my_pe, team);
+    size_t elem = tshmem_dtype_size(dtype);
+    if (elem == 0)
+        tshmem_fail(func, "dtype %d is not one of TSHMEM_DTYPE_FLOAT, _DOUBLE, _INT64.", (int)dtype);
+    if (op != TSHMEM_OP_SUM && op != TSHMEM_OP_MAX)
+        tshmem_fail(func, "op %d is neither TSHMEM_OP_SUM nor TSHMEM_OP_MAX.", (int)op);
+    if (count > SIZE_MAX / elem)
+        tshmem_fail(func, "count %zu elements of %zu bytes overflow a size_t: pass the number "
+                    "of elements, not of bytes.", count, elem);
+    size_t bytes = count * elem;
+    if (bytes > TSHMEM_REDUCE_MAX_BYTES)
+        tshmem_fail(func, "count %zu elements of %zu bytes is more than one call takes (2 GiB): "
+                    "reduce it in several calls.", count, elem);
+    if (t->n_pes > TSHMEM_COLL_MAX_PES)
+        tshmem_fail(func, "team %d has %d PEs; the reduction flags have room for %d.", team,
+                    t->n_pes, TSHMEM_COLL_MAX_PES);
+    if (bytes > 0) {
+        const char *d = dest, *s = source, *heap = tshmem_g.slice + TSHMEM_RESERVED_BYTES;
+        const char *end = tshmem_g.slice + tshmem_g.slice_bytes;
+        if (d < heap || d >= end || s < heap || s >= end)
+            tshmem_fail(func, "%s %p is not in the symmetric heap: the team's PEs read and write "
+                        "each other's copies of dest and source, so both must come from "
+                        "tshmem_malloc (called alike on every PE).", d < heap || d >= end ?
+                        "dest" : "source", d < heap || d >= end ? dest : source);
+        tshmem_check_symmetric(func, "dest", dest, bytes); /* and the end is in the heap too */
+        tshmem_check_symmetric(func, "source", source, bytes);
+        if (d != s && d < s + bytes && s < d + bytes)
+            tshmem_fail(func, "dest %p and source %p overlap by part of their %zu bytes: pass "
+                        "the same buffer (in place) or two separate ones.", dest, source, bytes);
+    }
+    int on_node = 1;
+    for (int j = 0; j < t->n_pes; j++)
+        on_node &= tshmem_g.pe_node[t->pes[j]] == tshmem_g.node;
+    *c = (struct tshmem_reduce_call){
+        .func = func, .team = team, .t = t, .me = t->my_pe, .n = t->n_pes,
+        .dest = dest, .source = source, .count = count, .elem = elem, .bytes = bytes,
+        .dtype = dtype, .op = op, .on_node = on_node, .seq = ++reduce_seq[team],
+        .flags = &tshmem_g.reserved->reduce[team],
+    };
+    /* END SOLUTION */
+}
+
+/* BEGIN SOLUTION (The selector): the crossover table, measured, and the choice it makes */
+/* For teams of up to max_pes PEs: one-shot up to oneshot_max bytes, else recursive doubling up
+ * to rd_max bytes, else the bandwidth algorithm: two-shot when the whole team shares this node
+ * (direct loads and stores reach every PE), the ring when it spans nodes. The 2-PE row was
+ * measured with bench_2_2; the others follow the cost model fitted to it (book 2.2, "The
+ * selector"). */
+static const struct crossover {
+    int max_pes;
+    size_t oneshot_max, rd_max;
+} crossovers[] = {
+    {2, 0, 256},        /* measured: RD ahead up to 128 B, two-shot from 512 B; never one-shot */
+    {8, 512, 512},      /* model: one-shot's 2 steps beat 2-3 RD rounds while loads are few */
+    {1 << 30, 0, 4096}, /* model: one-shot's n-1 signals per step cost more than log2 n rounds */
+};
+
+static enum tshmem_algo select_algo(const struct tshmem_reduce_call *c)
+{
+    const struct crossover *x = crossovers;
+    while (c->n > x->max_pes)
+        x++;
+    if (c->bytes <= x->oneshot_max)
+        return TSHMEM_ALGO_ONESHOT;
+    if (c->bytes <= x->rd_max)
+        return TSHMEM_ALGO_RECURSIVE_DOUBLING;
+    return c->on_node ? TSHMEM_ALGO_TWO_SHOT : TSHMEM_ALGO_RING;
+}
+/* END SOLUTION */
+
+/* Checks and describes the call, then runs `algo` (or the selector's choice for AUTO). */
+static int reduce(const char *func, tshmem_team_t team, void *dest, const void *source,
+                  size_t count, enum tshmem_dtype dtype, enum tshmem_op op, enum tshmem_algo algo)
+{
+    struct tshmem_reduce_call c;
+    tshmem_reduce_begin(&c, func, team, dest, source, count, dtype, op);
+    /* BEGIN SOLUTION (The selector): check algo, pick one for AUTO, then run it */
+    int (*const run[])(const struct tshmem_reduce_call *) = {
+        [TSHMEM_ALGO_ONESHOT] = tshmem_allreduce_oneshot,
+        [TSHMEM_ALGO_RECURSIVE_DOUBLING] = tshmem_allreduce_recursive_doubling,
+        [TSHMEM_ALGO_RING] = tshmem_allreduce_ring,
+        [TSHMEM_ALGO_TWO_SHOT] = tshmem_allreduce_twoshot,
+    };
+    if (algo != TSHMEM_ALGO_AUTO &&
+        ((unsigned)algo >= sizeof run / sizeof run[0] || run[algo] == NULL))
+        tshmem_fail(func, "algo %d is not an allreduce algorithm: use TSHMEM_ALGO_AUTO, _ONESHOT, "
+                    "_RECURSIVE_DOUBLING, _RING or _TWO_SHOT.", (int)algo);
+    if (c.count == 0)
+        return 0; /* nothing to combine: no PE needs to hear from another */
+    return run[algo == TSHMEM_ALGO_AUTO ? select_algo(&c) : algo](&c);
+    /* END SOLUTION */
+}
+
+int tshmem_allreduce(tshmem_team_t team, void *dest, const void *source, size_t count,
+                     enum tshmem_dtype dtype, enum tshmem_op op, enum tshmem_algo algo)
+{
+    return reduce(__func__, team, dest, source, count, dtype, op, algo);
+}
+
+int tshmem_float_sum_reduce(tshmem_team_t team, float *dest, const float *source, size_t nreduce)
+{
+    return reduce(__func__, team, dest, source, nreduce, TSHMEM_DTYPE_FLOAT, TSHMEM_OP_SUM,
+                  TSHMEM_ALGO_AUTO);
+}
+
+int tshmem_double_sum_reduce(tshmem_team_t team, double *dest, const double *source,
+                             size_t nreduce)
+{
+    return reduce(__func__, team, dest, source, nreduce, TSHMEM_DTYPE_DOUBLE, TSHMEM_OP_SUM,
+                  TSHMEM_ALGO_AUTO);
+}
+
+int tshmem_int64_sum_reduce(tshmem_team_t team, int64_t *dest, const int64_t *source,
+                            size_t nreduce)
+{
+    return reduce(__func__, team, dest, source, nreduce, TSHMEM_DTYPE_INT64, TSHMEM_OP_SUM,
+                  TSHMEM_ALGO_AUTO);
+}
+
+int tshmem_float_max_reduce(tshmem_team_t team, float *dest, const float *source, size_t nreduce)
+{
+    return reduce(__func__, team, dest, source, nreduce, TSHMEM_DTYPE_FLOAT, TSHMEM_OP_MAX,
+                  TSHMEM_ALGO_AUTO);
+}

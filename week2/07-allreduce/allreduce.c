@@ -1,0 +1,96 @@
+/* allreduce.c: the public reductions, the checks every call goes through, and the selector.
+ *
+ * Chapter 2.2. tshmem_float_sum_reduce and its siblings are one function, tshmem_allreduce,
+ * with the data type and operation filled in and the algorithm left to the selector. A call
+ * is checked and described once (struct tshmem_reduce_call), then handed to one of the
+ * algorithms of this folder: oneshot.c, recursive_doubling.c, ring.c and twoshot.c.
+ *
+ * What every algorithm promises, so that calls can follow each other on any team with no
+ * reset in between:
+ *   - it writes into a peer's memory (scratch or dest) or reads a peer's source only after
+ *     that peer has said, in this call, that it has entered the call;
+ *   - when it returns, no PE will touch this PE's memory for this call any more.
+ */
+#define TSHMEM_CHAPTER "2.2"
+#include <string.h>
+
+#include "tshmem_internal.h"
+
+const void *tshmem_reduce_peek(const struct tshmem_reduce_call *c, int j, const void *addr,
+                               size_t len, void *bounce)
+{
+    int pe = c->t->pes[j];
+    const void *p = tshmem_ptr(addr, pe);
+    if (p)
+        return p; /* on this node: load straight from the peer's slice, no copy */
+    tshmem_getmem(bounce, addr, len, pe);
+    return bounce;
+}
+
+void tshmem_reduce_announce(const struct tshmem_reduce_call *c, uint64_t step)
+{
+    (void)c; (void)step;
+    TSHMEM_TODO("Announcing and waiting", "store tag(seq, step) into from[me] on every other team PE");
+}
+
+void tshmem_reduce_wait_all(const struct tshmem_reduce_call *c, uint64_t step)
+{
+    (void)c; (void)step;
+    TSHMEM_TODO("Announcing and waiting", "wait until every other team PE's from[j] is at least tag(seq, step)");
+}
+
+/* TODO (chapter 2.2, "Checking the call"): the number of the next call on each team */
+
+void tshmem_reduce_begin(struct tshmem_reduce_call *c, const char *func, tshmem_team_t team,
+                         void *dest, const void *source, size_t count, enum tshmem_dtype dtype,
+                         enum tshmem_op op)
+{
+    tshmem_require_live(func);
+    tshmem_check_team(func, team);
+    (void)c; (void)dest; (void)source; (void)count; (void)dtype; (void)op;
+    TSHMEM_TODO("Checking the call", "check membership, type, operation, sizes and buffers, then fill in c");
+}
+
+/* TODO (chapter 2.2, "The selector"): the crossover table, measured, and the choice it makes */
+
+/* Checks and describes the call, then runs `algo` (or the selector's choice for AUTO). */
+static int reduce(const char *func, tshmem_team_t team, void *dest, const void *source,
+                  size_t count, enum tshmem_dtype dtype, enum tshmem_op op, enum tshmem_algo algo)
+{
+    struct tshmem_reduce_call c;
+    tshmem_reduce_begin(&c, func, team, dest, source, count, dtype, op);
+    (void)algo;
+    TSHMEM_TODO("The selector", "check algo, pick one for AUTO, then run it");
+}
+
+int tshmem_allreduce(tshmem_team_t team, void *dest, const void *source, size_t count,
+                     enum tshmem_dtype dtype, enum tshmem_op op, enum tshmem_algo algo)
+{
+    return reduce(__func__, team, dest, source, count, dtype, op, algo);
+}
+
+int tshmem_float_sum_reduce(tshmem_team_t team, float *dest, const float *source, size_t nreduce)
+{
+    return reduce(__func__, team, dest, source, nreduce, TSHMEM_DTYPE_FLOAT, TSHMEM_OP_SUM,
+                  TSHMEM_ALGO_AUTO);
+}
+
+int tshmem_double_sum_reduce(tshmem_team_t team, double *dest, const double *source,
+                             size_t nreduce)
+{
+    return reduce(__func__, team, dest, source, nreduce, TSHMEM_DTYPE_DOUBLE, TSHMEM_OP_SUM,
+                  TSHMEM_ALGO_AUTO);
+}
+
+int tshmem_int64_sum_reduce(tshmem_team_t team, int64_t *dest, const int64_t *source,
+                            size_t nreduce)
+{
+    return reduce(__func__, team, dest, source, nreduce, TSHMEM_DTYPE_INT64, TSHMEM_OP_SUM,
+                  TSHMEM_ALGO_AUTO);
+}
+
+int tshmem_float_max_reduce(tshmem_team_t team, float *dest, const float *source, size_t nreduce)
+{
+    return reduce(__func__, team, dest, source, nreduce, TSHMEM_DTYPE_FLOAT, TSHMEM_OP_MAX,
+                  TSHMEM_ALGO_AUTO);
+}
