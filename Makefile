@@ -31,6 +31,9 @@ CHAPTERS := 1.1:week1/01-init 1.2:week1/02-symmetric-alloc 1.3:week1/03-put-get 
             2.3:week2/08-allgather
 ch_id  = $(word 1,$(subst :, ,$1))
 ch_dir = $(word 2,$(subst :, ,$1))
+# GPU chapters: CUDA sources (.cu) built with nvcc against NVSHMEM by `make gpu`, never into
+# libtshmem; their stubs are generated and checked like every other chapter's.
+GPU_CHAPTERS := 3.3:week3/13-gpu
 
 empty :=
 space := $(empty) $(empty)
@@ -45,7 +48,9 @@ endif
 
 HEADERS      := $(wildcard include/*.h)
 SOLUTION_SRC := $(foreach c,$(CHAPTERS),$(wildcard solutions/$(call ch_dir,$c)/*.c))
-STUB_FILES   := $(patsubst solutions/%,build/stubs/%,$(SOLUTION_SRC))
+GPU_SOLUTION_SRC := $(foreach c,$(GPU_CHAPTERS),$(wildcard solutions/$(call ch_dir,$c)/*.cu \
+                    solutions/$(call ch_dir,$c)/*.h))
+STUB_FILES   := $(patsubst solutions/%,build/stubs/%,$(SOLUTION_SRC) $(GPU_SOLUTION_SRC))
 LIB_OBJS     := $(patsubst solutions/%.c,$(BUILD)/obj/%.o,$(SOLUTION_SRC))
 LIB          := $(BUILD)/lib/libtshmem.a
 PE_PROGS     := $(patsubst grader/pe/%.c,$(BUILD)/bin/%,$(wildcard grader/pe/pe_*.c))
@@ -64,6 +69,7 @@ NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES
 
 .SECONDARY:
 .PHONY: book check-book deps-book
+.PHONY: gpu gpu-test gpu-bench gpu-check
 .PHONY: all help deps lib pe-programs bench-programs suites grader unit stubs check-stubs week1 \
         week2 test \
         clean print-build-dir print-chapters
@@ -86,6 +92,10 @@ help:
 	@echo "  make unit         build the grader's own unit tests (build/grader/unit_tests)"
 	@echo "  make stubs        generate every chapter's stub from solutions/ into build/stubs/"
 	@echo "  make check-stubs  check that the committed stubs in week1/ equal a fresh generation"
+	@echo "  make gpu          build chapter 3.3 (CUDA + NVSHMEM) with nvcc into build/gpu/<impl>/;"
+	@echo "                    says why not where nvcc or NVSHMEM is missing"
+	@echo "  make gpu-test     run chapter 3.3's tests (needs 2 GPUs and NVSHMEM; else skipped)"
+	@echo "  make gpu-bench    chapter 3.3's bandwidth study on 2 GPUs (NCCL, CUDA IPC, NVSHMEM)"
 	@echo "  make book         build this course's book as a static site in build/book/ (open"
 	@echo "                    build/book/index.html); installs pandoc, graphviz, gnuplot, jq"
 	@echo "  make check-book   the book's checks (make test runs them): the site builds without"
@@ -164,6 +174,27 @@ build/stubs/%: solutions/% $(STUBGEN)
 
 check-stubs: $(STUB_FILES)
 	@tools/check-stubs
+
+# ---- Chapter 3.3 on real GPUs: nvcc + NVSHMEM (+ NCCL for the benchmark) ---------------------
+# tools/gpu-env finds nvcc, NVSHMEM (NVSHMEM_HOME, or the Python wheel nvidia-nvshmem) and NCCL
+# (NCCL_HOME, or the wheel nvidia-nccl) and says what is missing; the CPU course needs none.
+GPU_DIR    = $(if $(filter solutions,$(IMPL)),solutions,$(if $(filter stubs,$(IMPL)),build/stubs,.))/week3/13-gpu
+GPU_BUILD  = build/gpu/$(IMPL)
+GPU_DEPS   = $(if $(filter stubs,$(IMPL)),$(filter build/stubs/week3/%,$(STUB_FILES)))
+
+gpu: $(GPU_DEPS)
+	@tools/gpu-env --build $(GPU_DIR) $(GPU_BUILD)
+
+gpu-test: gpu
+	@tools/gpu-test --impl $(IMPL)
+
+gpu-bench: gpu
+	@tools/gpu-test --impl $(IMPL) --bench
+
+# nvcc's compile of every GPU chapter's solution and stub (make test runs it; skipped, with the
+# reason, where nvcc or the NVSHMEM headers are missing).
+gpu-check: $(filter build/stubs/week3/%,$(STUB_FILES))
+	@tools/gpu-env --compile-only solutions/week3/13-gpu build/stubs/week3/13-gpu
 
 # ---- The two commands of the README -----------------------------------------------------------
 week1: deps

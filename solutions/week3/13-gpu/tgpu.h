@@ -1,0 +1,113 @@
+/* tgpu.h: Provided. What chapter 3.3's CUDA files share: the functions you write (one section of
+ * book/3.3-gpu.md each), error checks, and the TODO that a stub stops on.
+ *
+ * The chapter runs one process per GPU (one PE per GPU), started by mpirun. MPI is used only to
+ * start NVSHMEM; every byte of data moves through NVSHMEM (or, in the benchmark, NCCL and CUDA). */
+#ifndef TGPU_H
+#define TGPU_H
+
+#include <cuda_runtime.h>
+#include <mpi.h>
+#include <nvshmem.h>
+#include <nvshmemx.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- Errors ---------------------------------------------------------------------------------- */
+/* Prints "tgpu: PE <rank>: <func>: <message>" and stops the whole job (MPI_Abort). */
+__attribute__((noreturn, format(printf, 2, 3)))
+static inline void tg_die(const char *func, const char *fmt, ...)
+{
+    int rank = -1, up = 0;
+    MPI_Initialized(&up);
+    if (up) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "tgpu: PE %d: %s: ", rank, func);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fflush(stderr);
+    if (up) MPI_Abort(MPI_COMM_WORLD, 3);
+    exit(3);
+}
+
+#define TG_CUDA(call)                                                                         \
+    do {                                                                                      \
+        cudaError_t tg_e_ = (call);                                                           \
+        if (tg_e_ != cudaSuccess)                                                             \
+            tg_die(__func__, "%s failed: %s", #call, cudaGetErrorString(tg_e_));              \
+    } while (0)
+
+/* A stub's TODO. On the host it names the chapter, the book section and the task, then stops
+ * the job; in a kernel, thread 0 of each block prints it and the kernel traps, which the host
+ * sees as "unspecified launch failure" at its next synchronization. */
+__host__ __device__ __attribute__((noreturn))
+static inline void tg_todo(const char *chapter, const char *section, const char *task,
+                           const char *func, const char *file, int line)
+{
+#ifdef __CUDA_ARCH__
+    if (threadIdx.x == 0)
+        printf("TODO (chapter %s): %s() in %s:%d is not written yet: %s. "
+               "Read book/3.3-gpu.md, section \"%s\".\n", chapter, func, file, line, task, section);
+    __trap();
+    __builtin_unreachable();
+#else
+    tg_die(func, "TODO (chapter %s) in %s:%d is not written yet: %s. Read book/3.3-gpu.md, "
+           "section \"%s\".", chapter, file, line, task, section);
+#endif
+}
+#define TSHMEM_TODO(section, task) \
+    tg_todo(TSHMEM_CHAPTER, section, task, __func__, __FILE__, __LINE__)
+
+/* ---- Bootstrap (bootstrap.cu) ---------------------------------------------------------------- */
+/* After MPI_Init: binds this process to one GPU, starts NVSHMEM with a unique ID that rank 0
+ * makes and MPI broadcasts; returns this PE (== the MPI rank). Collective. */
+int tg_init(void);
+void tg_finalize(void);
+/* nvshmem_malloc with a check: stops with a sentence when the symmetric heap is too small. */
+void *tg_malloc(size_t bytes);
+/* The address through which this GPU's loads and stores reach `sym` on PE `pe` (nvshmem_ptr);
+ * stops if `pe` is not reachable that way (not on this node's NVLink). */
+void *tg_peer(void *sym, int pe);
+
+/* ---- Ring shift and ring broadcast (ring.cu) ------------------------------------------------- */
+#define TG_RING_CTAS 32   /* blocks of the broadcast kernel */
+#define TG_RING_CHUNKS 16 /* pipelined chunks per block, at most */
+typedef struct {
+    uint64_t *sig;  /* symmetric: [0] shift, [1 + b*CHUNKS + c] bcast data, then one ack per block */
+    uint64_t seq;   /* calls so far; every flag is set to the call's number, so none is ever reset */
+} tg_ring_t;
+void tg_ring_create(tg_ring_t *r);
+void tg_ring_destroy(tg_ring_t *r);
+/* `value` lands in `dst` (a symmetric int) on the right neighbour (my_pe + 1) % n_pes. */
+void tg_ring_shift(tg_ring_t *r, int *dst, int value, cudaStream_t st);
+/* Copies `bytes` of the symmetric `buf` from PE `root` into `buf` on every other PE. */
+void tg_ring_bcast(tg_ring_t *r, void *buf, size_t bytes, int root, cudaStream_t st);
+
+/* ---- Ring allreduce (allreduce.cu) ----------------------------------------------------------- */
+#define TG_AR_MAX_CTAS 64
+#define TG_AR_CHUNKS 16   /* pipelined chunks per block and step, at most */
+typedef struct {
+    float *scratch;   /* symmetric: (n_pes - 1) landing slots of one segment each */
+    uint64_t *flags;  /* symmetric: 2 * (n_pes - 1) steps * TG_AR_MAX_CTAS * TG_AR_CHUNKS */
+    size_t cap;       /* the most floats one call may reduce */
+    uint64_t seq;     /* calls so far */
+    int ctas, threads;
+} tg_allreduce_t;
+void tg_allreduce_create(tg_allreduce_t *ar, size_t max_count, int ctas, int threads);
+void tg_allreduce_destroy(tg_allreduce_t *ar);
+/* In place: data[i] becomes the sum of data[i] over all PEs; `data` is symmetric. Collective. */
+void tg_allreduce(tg_allreduce_t *ar, float *data, size_t count, cudaStream_t st);
+
+/* ---- Put across many blocks (put.cu) --------------------------------------------------------- */
+/* Copies `bytes` from the local `src` into the symmetric `dest` on PE `pe`, with as many blocks
+ * as it takes to fill NVLink; complete (visible on `pe`) when the stream reaches that point. */
+void tg_put(void *dest, const void *src, size_t bytes, int pe, cudaStream_t st);
+/* The grid tg_put uses for `bytes` (so the benchmark can print it). */
+int tg_put_blocks(size_t bytes);
+
+#endif
