@@ -50,14 +50,27 @@ static void line(const char *op, const char *impl, size_t bytes, double us, doub
     fflush(stdout);
 }
 
-/* For --sweep only: the same slicing as put.cu's kernel, with the grid given. */
-__global__ void sweep_put(char *dest, const char *src, size_t bytes, int pe)
+/* For --sweep only: put.cu's slicing and store loop, with the grid and the unroll given. */
+template <int U> __global__ void sweep_put(char *dest, const char *src, size_t bytes, int pe)
 {
     size_t per = ((bytes + gridDim.x - 1) / gridDim.x + 15) & ~(size_t)15;
-    size_t lo = per * blockIdx.x, hi = lo + per < bytes ? lo + per : bytes;
-    if (lo < hi) nvshmemx_putmem_nbi_block(dest + lo, src + lo, hi - lo, pe);
-    __syncthreads();
-    if (threadIdx.x == 0) nvshmem_quiet();
+    size_t lo = per * blockIdx.x < bytes ? per * blockIdx.x : bytes;
+    size_t hi = lo + per < bytes ? lo + per : bytes;
+    if (U == 0) { /* the library's block put */
+        if (lo < hi) nvshmemx_putmem_nbi_block(dest + lo, src + lo, hi - lo, pe);
+        return;
+    }
+    const int4 *s = (const int4 *)(src + lo);
+    int4 *d = (int4 *)((char *)nvshmem_ptr(dest, pe) + lo);
+    size_t nvec = (hi - lo) / 16, i = threadIdx.x;
+    for (; i + (U - 1) * (size_t)blockDim.x < nvec; i += U * (size_t)blockDim.x) {
+        int4 v[U > 0 ? U : 1];
+#pragma unroll
+        for (int u = 0; u < U; u++) v[u] = s[i + u * (size_t)blockDim.x];
+#pragma unroll
+        for (int u = 0; u < U; u++) d[i + u * (size_t)blockDim.x] = v[u];
+    }
+    for (; i < nvec; i += blockDim.x) d[i] = s[i];
 }
 
 static const char *human(size_t b, char *s)
@@ -112,6 +125,7 @@ int main(int argc, char **argv)
         printf("# chapter 3.3 bandwidth study: %d PEs, GPU 0 -> GPU 1, median of %d after %d warm-ups\n", npes, REPS, WARM);
         printf("# bench <op> <impl> <bytes> <median us> <GB/s (allreduce: bus bandwidth)>\n");
     }
+    if (me == 0) printf("# tg_put: %d blocks at 16 MiB, %d at 1 GiB\n", tg_put_blocks((size_t)16 << 20), tg_put_blocks((size_t)1 << 30));
     std::vector<double> nccl_p, ipc_p, ons_p, tg_p, tgar, ncar;
     for (size_t b : sizes) {
         double us;
@@ -129,30 +143,38 @@ int main(int argc, char **argv)
     }
     if (sweep)
         for (size_t b : { (size_t)16 << 20, (size_t)256 << 20 })
-            for (int blocks : { 16, 32, 64, 96, 128, 132, 264 })
-                for (int threads : { 512, 1024 }) {
-                    if (b > maxb) continue;
-                    double us = median_us([&] { if (me == 0) sweep_put<<<blocks, threads, 0, st>>>(sym, src, b, 1); });
-                    if (me == 0) printf("sweep put blocks=%d threads=%d %zu %.2f us %.1f GB/s\n", blocks, threads, b, us, b / us / 1e3);
-                }
+            for (int blocks : { 66, 132, 264 })
+                for (int threads : { 512, 1024 })
+                    for (int u : { 0, 1, 2, 4, 8 }) {
+                        if (b > maxb) continue;
+                        auto k = u == 0 ? sweep_put<0> : u == 1 ? sweep_put<1> : u == 2 ? sweep_put<2> : u == 4 ? sweep_put<4> : sweep_put<8>;
+                        double us = median_us([&] { if (me == 0) k<<<blocks, threads, 0, st>>>(sym, src, b, 1); });
+                        if (me == 0) printf("sweep put blocks=%d threads=%d unroll=%d %zu %.2f us %.1f GB/s\n", blocks, threads, u, b, us, b / us / 1e3);
+                    }
 
     tg_allreduce_t ar;
-    tg_allreduce_create(&ar, maxb / sizeof(float), TG_AR_MAX_CTAS, 512);
+    int ar_ctas = getenv("TG_AR_CTAS") ? atoi(getenv("TG_AR_CTAS")) : 64;
+    int ar_threads = getenv("TG_AR_THREADS") ? atoi(getenv("TG_AR_THREADS")) : 1024;
+    tg_allreduce_create(&ar, maxb / sizeof(float), ar_ctas, ar_threads);
+    size_t ar_min_chunk = ar.min_chunk;
     float *data = (float *)sym;
     double bus = 2.0 * (npes - 1) / npes;
-    if (sweep && maxb >= ((size_t)256 << 20))
-        for (int ctas : { 8, 16, 24, 32, 48, 64 })
-            for (int threads : { 256, 512, 1024 }) {
-                ar.ctas = ctas;
-                ar.threads = threads;
-                size_t b = (size_t)256 << 20;
-                double us = median_us([&] { tg_allreduce(&ar, data, b / sizeof(float), st); });
-                if (me == 0) printf("sweep allreduce ctas=%d threads=%d %zu %.2f us busbw %.1f GB/s\n", ctas, threads, b, us, b / us / 1e3 * bus);
-            }
-    ar.ctas = TG_AR_MAX_CTAS;
-    ar.threads = 512;
-    if (getenv("TG_AR_CTAS")) ar.ctas = atoi(getenv("TG_AR_CTAS"));
-    if (getenv("TG_AR_THREADS")) ar.threads = atoi(getenv("TG_AR_THREADS"));
+    if (sweep)
+        for (size_t b : { (size_t)16 << 20, (size_t)64 << 20, (size_t)256 << 20 })
+            for (int ctas : { 32, 64, 96, 128 })
+                for (int threads : { 512, 1024 })
+                    for (size_t mc : { 2048, 4096, 16384, 65536 }) {
+                        if (b > maxb) continue;
+                        ar.ctas = ctas;
+                        ar.threads = threads;
+                        ar.min_chunk = mc;
+                        double us = median_us([&] { tg_allreduce(&ar, data, b / sizeof(float), st); });
+                        if (me == 0) printf("sweep allreduce ctas=%d threads=%d min_chunk=%zu %zu %.2f us busbw %.1f GB/s\n", ctas, threads, mc, b, us, b / us / 1e3 * bus);
+                    }
+    ar.ctas = ar_ctas;
+    ar.threads = ar_threads;
+    ar.min_chunk = ar_min_chunk;
+    if (me == 0) printf("# tg_allreduce: up to %d blocks of %d threads, chunks of at least %zu floats\n", ar.ctas, ar.threads, ar.min_chunk);
     for (size_t b : sizes) {
         size_t n = b / sizeof(float);
         double us = median_us([&] { tg_allreduce(&ar, data, n, st); });

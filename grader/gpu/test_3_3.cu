@@ -121,11 +121,15 @@ static void test_ring_bcast(void)
 static void test_allreduce(void)
 {
     size_t cap = (size_t)64 << 20; /* 256 MiB of floats */
-    tg_allreduce_t ar;
-    tg_allreduce_create(&ar, cap, 32, 512);
     float *data = (float *)tg_malloc((cap + 4) * sizeof(float));
     std::vector<float> h(cap + 4);
     size_t counts[] = { 0, 1, 3, 4, 5, 1000, 4097, 1000003, cap };
+    /* Few blocks with the default chunks, then the most blocks with the smallest chunks. */
+    int shapes[2][3] = { { 8, 256, 0 }, { TG_AR_MAX_CTAS, 1024, 1024 } };
+    for (auto &shape : shapes) {
+    tg_allreduce_t ar;
+    tg_allreduce_create(&ar, cap, shape[0], shape[1]);
+    if (shape[2]) ar.min_chunk = (size_t)shape[2];
     for (size_t k = 0; k < sizeof counts / sizeof *counts; k++)
         for (int round = 0; round < 2; round++) {
             size_t n = counts[k];
@@ -139,13 +143,14 @@ static void test_allreduce(void)
                 float want = 0;
                 for (int p = 0; p < npes; p++) want += (float)((i * 7 + (size_t)p * 3 + (size_t)round) % 64);
                 if (h[i] != want)
-                    fail_now("allreduce of %zu floats, call %d: index %zu: expected %g, saw %g", n, round + 1, i, want, h[i]);
+                    fail_now("allreduce of %zu floats (%d blocks of %d threads), call %d: index %zu: expected %g, saw %g", n, shape[0], shape[1], round + 1, i, want, h[i]);
             }
             if (h[n] != 0) fail_now("allreduce of %zu floats wrote past the end: index %zu: expected 0, saw %g", n, n, h[n]);
             all_agree();
         }
-    nvshmem_free(data);
     tg_allreduce_destroy(&ar);
+    }
+    nvshmem_free(data);
 }
 
 static void test_put(void)

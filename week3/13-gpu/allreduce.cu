@@ -6,7 +6,6 @@
 #define TSHMEM_CHAPTER "3.3"
 #include "tgpu.h"
 
-#define MIN_CHUNK 2048 /* floats: below 8 KiB a chunk costs more in flags than it moves */
 
 /* Provided: the flag of (phase, step, block, chunk); phase 0 is the reduce-scatter, 1 the allgather. */
 __device__ inline uint64_t *flag(uint64_t *flags, int n, int phase, int step, int b, int c)
@@ -82,6 +81,7 @@ void tg_allreduce_create(tg_allreduce_t *ar, size_t max_count, int ctas, int thr
     ar->seq = 0;
     ar->ctas = ctas;
     ar->threads = threads;
+    ar->min_chunk = 4096;
     nvshmem_barrier_all(); /* every PE's flags are zero before anyone signals */
 }
 
@@ -105,11 +105,12 @@ void tg_allreduce(tg_allreduce_t *ar, float *data, size_t count, cudaStream_t st
                "tg_malloc", (void *)data, nvshmem_my_pe());
     /* Segments and slices start at multiples of 4 floats, so float4 loads stay aligned. */
     size_t seg = ((count + n - 1) / n + 3) & ~(size_t)3;
-    size_t want = (seg + MIN_CHUNK - 1) / MIN_CHUNK;
+    size_t min_chunk = ar->min_chunk;
+    size_t want = (seg + min_chunk - 1) / min_chunk;
     int blocks = want < (size_t)ar->ctas ? (int)want : ar->ctas;
     size_t per = ((seg + blocks - 1) / blocks + 3) & ~(size_t)3;
     size_t chunk = ((per + TG_AR_CHUNKS - 1) / TG_AR_CHUNKS + 3) & ~(size_t)3;
-    chunk = chunk < MIN_CHUNK ? MIN_CHUNK : chunk;
+    chunk = chunk < min_chunk ? min_chunk : chunk;
     uint64_t seq = ++ar->seq;
     void *args[] = { &data, &ar->scratch, &ar->flags, &count, &seg, &per, &chunk, &seq };
     int rc = nvshmemx_collective_launch((const void *)ring_allreduce_kernel, dim3(blocks),

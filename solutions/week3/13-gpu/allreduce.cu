@@ -6,7 +6,6 @@
 #define TSHMEM_CHAPTER "3.3"
 #include "tgpu.h"
 
-#define MIN_CHUNK 2048 /* floats: below 8 KiB a chunk costs more in flags than it moves */
 
 /* Provided: the flag of (phase, step, block, chunk); phase 0 is the reduce-scatter, 1 the allgather. */
 __device__ inline uint64_t *flag(uint64_t *flags, int n, int phase, int step, int b, int c)
@@ -66,15 +65,22 @@ __global__ void ring_allreduce_kernel(float *data, float *scratch, uint64_t *fla
     int b = blockIdx.x, right = (me + 1) % n, nch = (int)((per + chunk - 1) / chunk);
     for (int c = 0; c < nch; c++) {
         size_t at, len;
-        /* Reduce-scatter: at step s send segment (me - s - 1); what arrives is added and sent on. */
-        for (int s = 0; s < n - 1; s++) {
-            int t = (me - s - 1 + 2 * n) % n;
+        /* Reduce-scatter: at step s send segment (me - s - 1) into slot s of the neighbour's
+         * scratch; from step 1 on, what arrived in slot s - 1 is added in first. Step 0 waits
+         * for nothing, so it runs one chunk ahead: chunk c + 1 crosses NVLink while this block
+         * waits for chunk c. */
+        int t = (me - 1 + n) % n;
+        for (int cc = c == 0 ? 0 : c + 1; cc <= c + 1 && cc < nch; cc++) {
+            CHUNK_AT(t, cc, at, len);
+            put_chunk(scratch + (at - (size_t)t * seg), data + at, len, flag(flags, n, 0, 0, b, cc),
+                      seq, right);
+        }
+        for (int s = 1; s < n - 1; s++) {
+            t = (me - s - 1 + n) % n;
             CHUNK_AT(t, c, at, len);
             size_t slot = (size_t)s * seg + (at - (size_t)t * seg);
-            if (s > 0) {
-                wait_flag(flag(flags, n, 0, s - 1, b, c), seq);
-                add_into(data + at, scratch + slot - seg, len);
-            }
+            wait_flag(flag(flags, n, 0, s - 1, b, c), seq);
+            add_into(data + at, scratch + slot - seg, len);
             put_chunk(scratch + slot, data + at, len, flag(flags, n, 0, s, b, c), seq, right);
         }
         /* Last arrival: my own segment, which is then complete. */
@@ -83,7 +89,7 @@ __global__ void ring_allreduce_kernel(float *data, float *scratch, uint64_t *fla
         add_into(data + at, scratch + (size_t)(n - 2) * seg + (at - (size_t)me * seg), len);
         /* Allgather: at step s send segment (me - s), straight into the neighbour's data. */
         for (int s = 0; s < n - 1; s++) {
-            int t = (me - s + n) % n;
+            t = (me - s + n) % n;
             CHUNK_AT(t, c, at, len);
             if (s > 0) wait_flag(flag(flags, n, 1, s - 1, b, c), seq);
             put_chunk(data + at, data + at, len, flag(flags, n, 1, s, b, c), seq, right);
@@ -110,6 +116,7 @@ void tg_allreduce_create(tg_allreduce_t *ar, size_t max_count, int ctas, int thr
     ar->seq = 0;
     ar->ctas = ctas;
     ar->threads = threads;
+    ar->min_chunk = 4096;
     nvshmem_barrier_all(); /* every PE's flags are zero before anyone signals */
 }
 
@@ -133,11 +140,12 @@ void tg_allreduce(tg_allreduce_t *ar, float *data, size_t count, cudaStream_t st
                "tg_malloc", (void *)data, nvshmem_my_pe());
     /* Segments and slices start at multiples of 4 floats, so float4 loads stay aligned. */
     size_t seg = ((count + n - 1) / n + 3) & ~(size_t)3;
-    size_t want = (seg + MIN_CHUNK - 1) / MIN_CHUNK;
+    size_t min_chunk = ar->min_chunk;
+    size_t want = (seg + min_chunk - 1) / min_chunk;
     int blocks = want < (size_t)ar->ctas ? (int)want : ar->ctas;
     size_t per = ((seg + blocks - 1) / blocks + 3) & ~(size_t)3;
     size_t chunk = ((per + TG_AR_CHUNKS - 1) / TG_AR_CHUNKS + 3) & ~(size_t)3;
-    chunk = chunk < MIN_CHUNK ? MIN_CHUNK : chunk;
+    chunk = chunk < min_chunk ? min_chunk : chunk;
     uint64_t seq = ++ar->seq;
     void *args[] = { &data, &ar->scratch, &ar->flags, &count, &seg, &per, &chunk, &seq };
     int rc = nvshmemx_collective_launch((const void *)ring_allreduce_kernel, dim3(blocks),

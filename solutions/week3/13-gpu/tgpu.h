@@ -89,14 +89,15 @@ void tg_ring_shift(tg_ring_t *r, int *dst, int value, cudaStream_t st);
 void tg_ring_bcast(tg_ring_t *r, void *buf, size_t bytes, int root, cudaStream_t st);
 
 /* ---- Ring allreduce (allreduce.cu) ----------------------------------------------------------- */
-#define TG_AR_MAX_CTAS 64
+#define TG_AR_MAX_CTAS 128
 #define TG_AR_CHUNKS 16   /* pipelined chunks per block and step, at most */
 typedef struct {
     float *scratch;   /* symmetric: (n_pes - 1) landing slots of one segment each */
     uint64_t *flags;  /* symmetric: 2 * (n_pes - 1) steps * TG_AR_MAX_CTAS * TG_AR_CHUNKS */
     size_t cap;       /* the most floats one call may reduce */
     uint64_t seq;     /* calls so far */
-    int ctas, threads;
+    int ctas, threads; /* the most blocks a call uses, and their size */
+    size_t min_chunk;  /* floats: no chunk is smaller (fewer, larger chunks for small calls) */
 } tg_allreduce_t;
 void tg_allreduce_create(tg_allreduce_t *ar, size_t max_count, int ctas, int threads);
 void tg_allreduce_destroy(tg_allreduce_t *ar);
