@@ -1,6 +1,6 @@
 /* bench_3_3.cu: chapter 3.3's bandwidth study, GPU 0 -> GPU 1, in one run:
  *   put:       NCCL send/recv, CUDA IPC peer copy (copy engine), nvshmemx_putmem_on_stream,
- *              and tg_put (your many-block put kernel), 16 KiB to 1 GiB;
+ *              tg_put_sm (your many-block kernel) and tg_put (your copy-engine put), 16 KiB to 1 GiB;
  *   allreduce: tg_allreduce (your ring) and ncclAllReduce, float sum, 16 KiB to 1 GiB.
  * Each number: CUDA events around one operation, after an MPI barrier, the slower PE's time,
  * the median of REPS repetitions after WARM warm-ups. One line per (op, impl, size):
@@ -50,27 +50,12 @@ static void line(const char *op, const char *impl, size_t bytes, double us, doub
     fflush(stdout);
 }
 
-/* For --sweep only: put.cu's slicing and store loop, with the grid and the unroll given. */
-template <int U> __global__ void sweep_put(char *dest, const char *src, size_t bytes, int pe)
+/* For --sweep only: put.cu's block put, with the grid and the slice alignment given. */
+__global__ void sweep_put(char *dest, const char *src, size_t bytes, int pe, size_t align)
 {
-    size_t per = ((bytes + gridDim.x - 1) / gridDim.x + 15) & ~(size_t)15;
-    size_t lo = per * blockIdx.x < bytes ? per * blockIdx.x : bytes;
-    size_t hi = lo + per < bytes ? lo + per : bytes;
-    if (U == 0) { /* the library's block put */
-        if (lo < hi) nvshmemx_putmem_nbi_block(dest + lo, src + lo, hi - lo, pe);
-        return;
-    }
-    const int4 *s = (const int4 *)(src + lo);
-    int4 *d = (int4 *)((char *)nvshmem_ptr(dest, pe) + lo);
-    size_t nvec = (hi - lo) / 16, i = threadIdx.x;
-    for (; i + (U - 1) * (size_t)blockDim.x < nvec; i += U * (size_t)blockDim.x) {
-        int4 v[U > 0 ? U : 1];
-#pragma unroll
-        for (int u = 0; u < U; u++) v[u] = s[i + u * (size_t)blockDim.x];
-#pragma unroll
-        for (int u = 0; u < U; u++) d[i + u * (size_t)blockDim.x] = v[u];
-    }
-    for (; i < nvec; i += blockDim.x) d[i] = s[i];
+    size_t per = ((bytes + gridDim.x - 1) / gridDim.x + align - 1) / align * align;
+    size_t lo = per * blockIdx.x, hi = lo + per < bytes ? lo + per : bytes;
+    if (lo < hi) nvshmemx_putmem_nbi_block(dest + lo, src + lo, hi - lo, pe);
 }
 
 static const char *human(size_t b, char *s)
@@ -125,8 +110,8 @@ int main(int argc, char **argv)
         printf("# chapter 3.3 bandwidth study: %d PEs, GPU 0 -> GPU 1, median of %d after %d warm-ups\n", npes, REPS, WARM);
         printf("# bench <op> <impl> <bytes> <median us> <GB/s (allreduce: bus bandwidth)>\n");
     }
-    if (me == 0) printf("# tg_put: %d blocks at 16 MiB, %d at 1 GiB\n", tg_put_blocks((size_t)16 << 20), tg_put_blocks((size_t)1 << 30));
-    std::vector<double> nccl_p, ipc_p, ons_p, tg_p, tgar, ncar;
+    if (me == 0) printf("# tg_put_sm: %d blocks at 16 MiB, %d at 1 GiB\n", tg_put_blocks((size_t)16 << 20), tg_put_blocks((size_t)1 << 30));
+    std::vector<double> nccl_p, ipc_p, ons_p, sm_p, tg_p, tgar, ncar;
     for (size_t b : sizes) {
         double us;
         us = median_us([&] {
@@ -138,22 +123,22 @@ int main(int argc, char **argv)
         line("put", "cuda_ipc_copy", b, us, b / us / 1e3); ipc_p.push_back(b / us / 1e3);
         us = median_us([&] { if (me == 0) nvshmemx_putmem_on_stream(sym, src, b, 1, st); });
         line("put", "nvshmem_on_stream", b, us, b / us / 1e3); ons_p.push_back(b / us / 1e3);
+        us = median_us([&] { if (me == 0) tg_put_sm(sym, src, b, 1, st); });
+        line("put", "tg_put_sm", b, us, b / us / 1e3); sm_p.push_back(b / us / 1e3);
         us = median_us([&] { if (me == 0) tg_put(sym, src, b, 1, st); });
         line("put", "tg_put", b, us, b / us / 1e3); tg_p.push_back(b / us / 1e3);
     }
     if (sweep)
         for (size_t b : { (size_t)16 << 20, (size_t)256 << 20 })
-            for (int blocks : { 66, 132, 264 })
-                for (int threads : { 512, 1024 })
-                    for (int u : { 0, 1, 2, 4, 8 }) {
-                        if (b > maxb) continue;
-                        auto k = u == 0 ? sweep_put<0> : u == 1 ? sweep_put<1> : u == 2 ? sweep_put<2> : u == 4 ? sweep_put<4> : sweep_put<8>;
-                        double us = median_us([&] { if (me == 0) k<<<blocks, threads, 0, st>>>(sym, src, b, 1); });
-                        if (me == 0) printf("sweep put blocks=%d threads=%d unroll=%d %zu %.2f us %.1f GB/s\n", blocks, threads, u, b, us, b / us / 1e3);
-                    }
+            for (int blocks : { 128, 132, 264 })
+                for (size_t align : { 16, 4096 }) {
+                    if (b > maxb) continue;
+                    double us = median_us([&] { if (me == 0) sweep_put<<<blocks, 1024, 0, st>>>(sym, src, b, 1, align); });
+                    if (me == 0) printf("sweep put blocks=%d align=%zu %zu %.2f us %.1f GB/s\n", blocks, align, b, us, b / us / 1e3);
+                }
 
     tg_allreduce_t ar;
-    int ar_ctas = getenv("TG_AR_CTAS") ? atoi(getenv("TG_AR_CTAS")) : 64;
+    int ar_ctas = getenv("TG_AR_CTAS") ? atoi(getenv("TG_AR_CTAS")) : TG_AR_MAX_CTAS;
     int ar_threads = getenv("TG_AR_THREADS") ? atoi(getenv("TG_AR_THREADS")) : 1024;
     tg_allreduce_create(&ar, maxb / sizeof(float), ar_ctas, ar_threads);
     size_t ar_min_chunk = ar.min_chunk;
@@ -161,9 +146,9 @@ int main(int argc, char **argv)
     double bus = 2.0 * (npes - 1) / npes;
     if (sweep)
         for (size_t b : { (size_t)16 << 20, (size_t)64 << 20, (size_t)256 << 20 })
-            for (int ctas : { 32, 64, 96, 128 })
-                for (int threads : { 512, 1024 })
-                    for (size_t mc : { 2048, 4096, 16384, 65536 }) {
+            for (int ctas : { 64, 128 })
+                for (int threads : { 1024 })
+                    for (size_t mc : { 8192, 16384, 32768, 65536 }) {
                         if (b > maxb) continue;
                         ar.ctas = ctas;
                         ar.threads = threads;
@@ -185,10 +170,10 @@ int main(int argc, char **argv)
 
     if (me == 0) {
         char s[32];
-        printf("\n| size | NCCL send/recv | CUDA IPC copy | nvshmemx_putmem_on_stream | tg_put | tg_put / on_stream |\n");
-        printf("|---:|---:|---:|---:|---:|---:|\n");
+        printf("\n| size | NCCL send/recv | CUDA IPC copy | nvshmemx_putmem_on_stream | tg_put_sm | tg_put | tg_put_sm / on_stream | tg_put / on_stream |\n");
+        printf("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (size_t i = 0; i < sizes.size(); i++)
-            printf("| %s | %.1f | %.1f | %.1f | %.1f | %.2f |\n", human(sizes[i], s), nccl_p[i], ipc_p[i], ons_p[i], tg_p[i], tg_p[i] / ons_p[i]);
+            printf("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |\n", human(sizes[i], s), nccl_p[i], ipc_p[i], ons_p[i], sm_p[i], tg_p[i], sm_p[i] / ons_p[i], tg_p[i] / ons_p[i]);
         printf("\n| size | tg_allreduce busbw | NCCL allreduce busbw | ratio |\n|---:|---:|---:|---:|\n");
         for (size_t i = 0; i < sizes.size(); i++)
             printf("| %s | %.1f | %.1f | %.2f |\n", human(sizes[i], s), tgar[i], ncar[i], tgar[i] / ncar[i]);

@@ -161,19 +161,22 @@ static void test_put(void)
     std::vector<unsigned char> h(maxb + 64);
     size_t sizes[] = { 1, 17, 65536 + 5, (1 << 20) * 3 + 1, ((size_t)16 << 20) + 3, maxb };
     int right = (me + 1) % npes, left = (me + npes - 1) % npes;
+    struct { const char *name; void (*put)(void *, const void *, size_t, int, cudaStream_t); } puts[] = {
+        { "tg_put_sm", tg_put_sm }, { "tg_put", tg_put } };
+    for (auto &p : puts)
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
         size_t bytes = sizes[k];
         fill_bytes<<<256, 256>>>(src, bytes, (unsigned)(k * 5 + me));
         TG_CUDA(cudaMemset(dest, 0, maxb + 64));
         all_agree();
-        tg_put(dest, src, bytes, right, st);
-        finish(st, "tg_put", WAIT_S);
+        p.put(dest, src, bytes, right, st);
+        finish(st, p.name, WAIT_S);
         all_agree();
         TG_CUDA(cudaMemcpy(h.data(), dest, bytes + 1, cudaMemcpyDeviceToHost));
         for (size_t i = 0; i < bytes; i++)
             if (h[i] != (unsigned char)(i * 131u + (unsigned)(k * 5 + left)))
-                fail_now("put of %zu bytes from PE %d: index %zu: expected %u, saw %u", bytes, left, i, (unsigned char)(i * 131u + (unsigned)(k * 5 + left)), h[i]);
-        if (h[bytes] != 0) fail_now("put of %zu bytes wrote past the end: index %zu: expected 0, saw %u", bytes, bytes, h[bytes]);
+                fail_now("%s of %zu bytes from PE %d: index %zu: expected %u, saw %u", p.name, bytes, left, i, (unsigned char)(i * 131u + (unsigned)(k * 5 + left)), h[i]);
+        if (h[bytes] != 0) fail_now("%s of %zu bytes wrote past the end: index %zu: expected 0, saw %u", p.name, bytes, bytes, h[bytes]);
         all_agree();
     }
     TG_CUDA(cudaFree(src));

@@ -116,7 +116,7 @@ void tg_allreduce_create(tg_allreduce_t *ar, size_t max_count, int ctas, int thr
     ar->seq = 0;
     ar->ctas = ctas;
     ar->threads = threads;
-    ar->min_chunk = 4096;
+    ar->min_chunk = 16384;
     nvshmem_barrier_all(); /* every PE's flags are zero before anyone signals */
 }
 

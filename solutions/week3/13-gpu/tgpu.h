@@ -104,11 +104,14 @@ void tg_allreduce_destroy(tg_allreduce_t *ar);
 /* In place: data[i] becomes the sum of data[i] over all PEs; `data` is symmetric. Collective. */
 void tg_allreduce(tg_allreduce_t *ar, float *data, size_t count, cudaStream_t st);
 
-/* ---- Put across many blocks (put.cu) --------------------------------------------------------- */
-/* Copies `bytes` from the local `src` into the symmetric `dest` on PE `pe`, with as many blocks
- * as it takes to fill NVLink; complete (visible on `pe`) when the stream reaches that point. */
+/* ---- Put across many blocks, and the copy engine (put.cu) ----------------------------------- */
+/* Both copy `bytes` from the local `src` into the symmetric `dest` on PE `pe`; the copy is
+ * complete (visible on `pe`) when the stream `st` reaches that point. */
+/* With the SMs: as many blocks as it takes to fill NVLink (nvshmemx_putmem_nbi_block). */
+void tg_put_sm(void *dest, const void *src, size_t bytes, int pe, cudaStream_t st);
+/* With the copy engine where the peer is mapped (same node), else tg_put_sm. */
 void tg_put(void *dest, const void *src, size_t bytes, int pe, cudaStream_t st);
-/* The grid tg_put uses for `bytes` (so the benchmark can print it). */
+/* The grid tg_put_sm uses for `bytes` (so the benchmark can print it). */
 int tg_put_blocks(size_t bytes);
 
 #endif
