@@ -226,4 +226,4 @@ print-build-dir:
 	@echo $(BUILD)
 
 print-chapters:
-	@printf '%s\n' $(CHAPTERS)
+	@printf '%s\n' $(CHAPTERS) $(GPU_CHAPTERS)

@@ -83,6 +83,7 @@ static int read_chapter(struct course *c, json_t *item, int index, char *err, si
         get_str(item, "title", ch->title, sizeof ch->title, 1, where, err, errlen) ||
         get_str(item, "suite", ch->suite, sizeof ch->suite, ch->available, where, err, errlen) ||
         get_str(item, "book", ch->book, sizeof ch->book, ch->available, where, err, errlen) ||
+        get_str(item, "requires", ch->requires, sizeof ch->requires, 0, where, err, errlen) ||
         get_list(item, "files", ch->files, MAX_FILES, &ch->nfiles, where, err, errlen))
         return -1;
     char deps[MAX_DEPENDS][48];

@@ -19,6 +19,9 @@
  *     "hints"      ["a nudge", "more specific", "nearly the answer"]: grader hint shows one more
  *                  each call
  *     "points"     {"test_name": 3}: points of a test; a test not named here is worth 1
+ *     "requires"   "2 GPUs + NVSHMEM": the chapter runs only on such a machine (tools/gpu-test
+ *                  instead of a Criterion suite); elsewhere its tests are reported as skipped,
+ *                  with the reason, and it is optional: "N of M chapters done" leaves it out
  * A chapter has a benchmark when grader/bench/bench_<id with _>.c exists (bench_2_2.c). */
 #ifndef GRADER_COURSE_H
 #define GRADER_COURSE_H
@@ -47,6 +50,7 @@ struct chapter {
     int nhints;
     const char *hints[MAX_HINTS]; /* point into course.doc */
     json_t *points;               /* {"test": N} or NULL; owned by course.doc */
+    char requires[64];            /* "2 GPUs + NVSHMEM", or empty: runs anywhere */
 };
 
 struct course {

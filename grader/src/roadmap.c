@@ -72,7 +72,7 @@ struct roadmap_totals roadmap_sum(const struct course *c, const struct roadmap_r
 {
     struct roadmap_totals t = {0};
     for (int i = 0; i < c->n; i++) {
-        if (!rows[i].ch->available)
+        if (!rows[i].ch->available || rows[i].ch->requires[0]) /* optional: needs hardware */
             continue;
         t.available++;
         t.done += rows[i].status == ST_DONE;

@@ -22,6 +22,7 @@ struct chapter_run {
     const struct chapter *ch;
     int built;       /* 0: the build failed (the compiler's words are in build_log) */
     int interrupted; /* the grader was told to stop (Ctrl-C, SIGTERM) */
+    int skipped;     /* a chapter that "requires" what this machine lacks; build_log says what */
     char *build_log;
     int total; /* tests the suite announced */
     int n;

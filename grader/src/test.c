@@ -143,6 +143,17 @@ static int test_one(const struct course *c, const struct chapter *ch, struct tes
         chapter_run_free(&r);
         return -1;
     }
+    if (r.skipped) { /* neither passed nor failed, and nothing recorded */
+        if (o->json)
+            emit(json_pack("{s:s, s:s, s:s, s:s}", "event", "chapter_end", "chapter", ch->id,
+                           "status", "skipped", "reason", r.build_log ? r.build_log : ""));
+        else
+            printf("  skipped: %s\n", r.build_log ? r.build_log : "");
+        snprintf(o->summary + strlen(o->summary), sizeof o->summary - strlen(o->summary),
+                 "  %-4s %-32s skipped: %s\n", ch->id, ch->title, r.build_log ? r.build_log : "");
+        chapter_run_free(&r);
+        return 0;
+    }
     int ok = run_passed(&r), total = r.built ? r.n : 0, max = 0, pts = run_points(&r, &max);
     int was_done = 0, done = r.built && total > 0 && ok == total;
     if (o->record) {
