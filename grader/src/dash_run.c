@@ -60,7 +60,9 @@ static void event(struct dash *d, struct pane *p, json_t *o)
             }
         }
     } else if (!strcmp(ev, "chapter_end")) {
-        if (!json_is_true(json_object_get(o, "built"))) {
+        if (!strcmp(str(o, "status"), "skipped")) { /* needs hardware this machine lacks */
+            pane_add(p, P_NOTE, "  skipped: %s", str(o, "reason"));
+        } else if (!json_is_true(json_object_get(o, "built"))) {
             pane_add(p, P_FAIL, "  the build failed; the compiler said:");
             pane_text(p, P_TEXT, str(o, "build_log"));
         } else {

@@ -101,9 +101,10 @@ int cmd_summary(const struct course *c, int argc, char **argv)
             printf("%-4s  %-34s  coming\n", r->ch->id, r->ch->title);
             continue;
         }
-        printf("%-4s  %-34s  %-8s  %-12s  %-10s  %-11s  %s%s\n", r->ch->id, r->ch->title,
+        printf("%-4s  %-34s  %-8s  %-12s  %-10s  %-11s  %s%s%s%s\n", r->ch->id, r->ch->title,
                code_word(r->code), row_test(r, t), row_points(r, pts), row_perf(r, perf),
-               status_word(r->status), r->regressed ? " (it passed before)" : "");
+               status_word(r->status), r->regressed ? " (it passed before)" : "",
+               r->ch->requires[0] ? ", optional: needs " : "", r->ch->requires);
     }
     struct roadmap_totals tot = roadmap_sum(c, rows);
     const struct chapter *cur = current_chapter(c);

@@ -358,7 +358,7 @@ static int gpu_run(const struct course *c, const struct chapter *ch, const struc
         struct result *r = &out->results[out->n++];
         size_t name = strcspn(l + 5, ":\n");
         snprintf(r->test, sizeof r->test, "%.*s", (int)name, l + 5);
-        snprintf(r->description, sizeof r->description, "%s on 2 GPUs", r->test);
+        snprintf(r->description, sizeof r->description, "%.*s on 2 GPUs", (int)name, l + 5);
         r->passed = pass;
         r->message = fail && l[5 + name] == ':' ? strndup(l + 5 + name + 2, (size_t)(e - l) - 7 - name)
                                                 : NULL;
