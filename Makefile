@@ -185,11 +185,12 @@ GPU_DEPS   = $(if $(filter stubs,$(IMPL)),$(filter build/stubs/week3/%,$(STUB_FI
 gpu: $(GPU_DEPS)
 	@tools/gpu-env --build $(GPU_DIR) $(GPU_BUILD)
 
+# tools/gpu-test exits 77 where the machine lacks 2 GPUs or NVSHMEM: skipped, not an error.
 gpu-test: gpu
-	@tools/gpu-test --impl $(IMPL)
+	@tools/gpu-test --impl $(IMPL) || [ $$? -eq 77 ]
 
 gpu-bench: gpu
-	@tools/gpu-test --impl $(IMPL) --bench
+	@tools/gpu-test --impl $(IMPL) --bench || [ $$? -eq 77 ]
 
 # nvcc's compile of every GPU chapter's solution and stub (make test runs it; skipped, with the
 # reason, where nvcc or the NVSHMEM headers are missing).
