@@ -125,7 +125,7 @@ static void test_allreduce(void)
     std::vector<float> h(cap + 4);
     size_t counts[] = { 0, 1, 3, 4, 5, 1000, 4097, 1000003, cap };
     /* Few blocks with the default chunks, then the most blocks with the smallest chunks. */
-    int shapes[2][3] = { { 8, 256, 0 }, { TG_AR_MAX_CTAS, 1024, 1024 } };
+    int shapes[2][3] = { { 8, 256, 0 }, { TG_AR_MAX_CTAS, 1024, 1001 } };
     for (auto &shape : shapes) {
     tg_allreduce_t ar;
     tg_allreduce_create(&ar, cap, shape[0], shape[1]);

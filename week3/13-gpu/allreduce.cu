@@ -105,7 +105,7 @@ void tg_allreduce(tg_allreduce_t *ar, float *data, size_t count, cudaStream_t st
                "tg_malloc", (void *)data, nvshmem_my_pe());
     /* Segments and slices start at multiples of 4 floats, so float4 loads stay aligned. */
     size_t seg = ((count + n - 1) / n + 3) & ~(size_t)3;
-    size_t min_chunk = ar->min_chunk;
+    size_t min_chunk = ar->min_chunk < 4 ? 4 : (ar->min_chunk + 3) & ~(size_t)3; /* float4s */
     size_t want = (seg + min_chunk - 1) / min_chunk;
     int blocks = want < (size_t)ar->ctas ? (int)want : ar->ctas;
     size_t per = ((seg + blocks - 1) / blocks + 3) & ~(size_t)3;

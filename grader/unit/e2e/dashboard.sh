@@ -61,7 +61,7 @@ terminal 80 24
 dashboard
 on_screen "the roadmap at 80x24" "tshmem: build your own NVSHMEM" "0/8 done" "Code" "Test" "Points" \
   "Perf" "Doc" "1.1  Initialization & bootstrap" "1.4  Signals, atomics, barriers" \
-  "2.2  AllReduce" "3.3  The GPU track: NVSHMEM and CUDA" "coming" "○ to do" "Enter test" "q quit"
+  "2.2  AllReduce" "3.3  The same patterns on real GPUs" "coming" "○ to do" "Enter test" "q quit"
 on_screen "the selected chapter's overview" "Status: to do" "week1/01-init/ (init.c): the stub" \
   "Its tests have not run yet: press Enter"
 width=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$screen")
@@ -157,7 +157,7 @@ on_screen "it redraws for 50x14, with fewer columns" "1.1  Initialization" "Ente
 T resize-window -t e2e -x 30 -y 10
 on_screen "a too small terminal says so" "make it at least 40x12"
 T resize-window -t e2e -x 80 -y 24
-on_screen "and recovers" "3.3  The GPU track"
+on_screen "and recovers" "3.3  The same patterns"
 keys q
 restored "q after resizing gives the terminal back" 0
 color_codes() { grep -oP '\x1b\[[0-9;]*m' "$screen" | tr -d '\033[m' | tr ';' '\n' | grep -cxE '3[0-7]|4[0-7]|9[0-7]|38|48'; }
