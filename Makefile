@@ -178,7 +178,7 @@ check-stubs: $(STUB_FILES)
 # ---- Chapter 3.3 on real GPUs: nvcc + NVSHMEM (+ NCCL for the benchmark) ---------------------
 # tools/gpu-env finds nvcc, NVSHMEM (NVSHMEM_HOME, or the Python wheel nvidia-nvshmem) and NCCL
 # (NCCL_HOME, or the wheel nvidia-nccl) and says what is missing; the CPU course needs none.
-GPU_DIR    = $(if $(filter solutions,$(IMPL)),solutions,$(if $(filter stubs,$(IMPL)),build/stubs,.))/week3/13-gpu
+GPU_DIR    = $(if $(filter solutions,$(IMPL)),solutions/,$(if $(filter stubs,$(IMPL)),build/stubs/))week3/13-gpu
 GPU_BUILD  = build/gpu/$(IMPL)
 GPU_DEPS   = $(if $(filter stubs,$(IMPL)),$(filter build/stubs/week3/%,$(STUB_FILES)))
 
