@@ -19,9 +19,11 @@
 #include "tshmem_internal.h"
 
 static MPI_Comm comms[TSHMEM_MAX_TEAMS]; /* the members' communicator of each split team */
-static unsigned used = 0x3;              /* handles this PE has seen given out (WORLD, NODE) */
 
-static MPI_Comm team_comm(tshmem_team_t team)
+/* TODO (chapter 2.5, "Splitting a team"): what this PE knows of the handles given out so far */
+
+/* The communicator of a team's members, on which its splits agree. */
+static inline MPI_Comm team_comm(tshmem_team_t team)
 {
     if (team == TSHMEM_TEAM_WORLD)
         return tshmem_g.comm;

@@ -60,7 +60,7 @@ static struct {
     int n_pending;           /* how many pending[] are set */
 } net;
 
-static uint64_t offset_of(const char *func, const void *addr)
+static inline uint64_t offset_of(const char *func, const void *addr)
 {
     const char *p = addr;
     if (p < tshmem_g.slice || p >= tshmem_g.slice + tshmem_g.slice_bytes)
@@ -69,7 +69,7 @@ static uint64_t offset_of(const char *func, const void *addr)
 }
 
 /* The proxy's view of [offset, offset + nbytes) in its own slice; stops on a bad request. */
-static char *local_bytes(uint64_t offset, uint64_t nbytes, int from)
+static inline char *local_bytes(uint64_t offset, uint64_t nbytes, int from)
 {
     if (offset > tshmem_g.slice_bytes || nbytes > tshmem_g.slice_bytes - offset)
         tshmem_fail("proxy", "PE %d asked for %llu bytes at heap offset %llu, outside this "
@@ -101,7 +101,7 @@ static void send_bytes(const void *buf, size_t nbytes, int pe, int tag, const ch
     wait_request(&req, func);
 }
 
-static void recv_bytes(void *buf, size_t nbytes, int pe, int tag, const char *func)
+static inline void recv_bytes(void *buf, size_t nbytes, int pe, int tag, const char *func)
 {
     MPI_Request req;
     MPI_Irecv(buf, (int)nbytes, MPI_BYTE, pe, tag, net.comm, &req);
@@ -114,7 +114,7 @@ static void send_request(const struct request *r, int pe, const char *func)
 }
 
 /* pe has requests of ours that only a quiet confirms. */
-static void mark_pending(int pe)
+static inline void mark_pending(int pe)
 {
     if (!net.pending[pe]) {
         net.pending[pe] = 1;
@@ -123,7 +123,7 @@ static void mark_pending(int pe)
 }
 
 /* A reply from pe came after everything we sent it before: nothing is pending there. */
-static void clear_pending(int pe)
+static inline void clear_pending(int pe)
 {
     if (net.pending[pe]) {
         net.pending[pe] = 0;

@@ -19,9 +19,13 @@
 #include "tshmem_internal.h"
 
 static MPI_Comm comms[TSHMEM_MAX_TEAMS]; /* the members' communicator of each split team */
-static unsigned used = 0x3;              /* handles this PE has seen given out (WORLD, NODE) */
 
-static MPI_Comm team_comm(tshmem_team_t team)
+/* BEGIN SOLUTION (Splitting a team): what this PE knows of the handles given out so far */
+static unsigned used = 0x3; /* bit t: handle t was given out to some team (WORLD, NODE) */
+/* END SOLUTION */
+
+/* The communicator of a team's members, on which its splits agree. */
+static inline MPI_Comm team_comm(tshmem_team_t team)
 {
     if (team == TSHMEM_TEAM_WORLD)
         return tshmem_g.comm;
