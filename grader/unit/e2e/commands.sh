@@ -26,7 +26,7 @@ bad() { # bad WHAT EXPECTED-TEXT ARGS...
 }
 bad "an unknown command is named" "there is no command 'frobnicate'" frobnicate
 bad "an unknown chapter is named" "there is no chapter '9.9'" hint 9.9
-bad "a coming chapter is named" "is not part of the course yet" read 2.5
+bad "a coming chapter is named" "is not part of the course yet" read 3.1
 bad "test of nothing is a sentence" "'week9' names no chapter" test week9
 bad "a missing chapter is asked for" "name a chapter, e.g. grader reset 1.3" reset
 bad "an unknown option names the command" "grader card: unknown argument '--wide'" card --wide
