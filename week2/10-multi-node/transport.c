@@ -79,18 +79,33 @@ static inline char *local_bytes(uint64_t offset, uint64_t nbytes, int from)
     return tshmem_g.slice + offset;
 }
 
-/* The main thread's waits: test the request, back off between tests, say what we wait for
- * after TSHMEM_HANG_WARN seconds. MPI's own blocking calls would spin on a core. */
-static void wait_request(MPI_Request *req, const char *func)
+/* The main thread's waits: test the request, back off between tests (tshmem_spin_pause), and
+ * say what we wait for after TSHMEM_HANG_WARN seconds. MPI's own blocking calls would spin on a
+ * core. `pe` is the PE whose answer we wait for, or -1 for every PE. */
+static void wait_request(MPI_Request *req, const char *func, int pe)
 {
     struct tshmem_spin spin;
     tshmem_spin_init(&spin, func, NULL);
+    spin.warned = 1; /* its message speaks of a heap word; ours names the PE */
+    long limit = tshmem_env_int("TSHMEM_HANG_WARN");
+    time_t start = time(NULL);
+    int warned = 0;
     for (;;) {
         int done = 0;
         MPI_Test(req, &done, MPI_STATUS_IGNORE);
         if (done)
             return;
         tshmem_spin_pause(&spin);
+        if (!warned && limit > 0 && (spin.spins & 1023) == 0 && time(NULL) - start >= limit) {
+            warned = 1;
+            if (pe >= 0)
+                tshmem_warn(func, "has waited %ld s for PE %d (node %d) to answer through its "
+                            "proxy thread. Is that PE stopped, or stuck in a long call that "
+                            "keeps its proxy from running?", limit, pe, tshmem_g.pe_node[pe]);
+            else
+                tshmem_warn(func, "has waited %ld s for every PE to call tshmem_finalize. Does "
+                            "some PE skip it, or wait for something that never comes?", limit);
+        }
     }
 }
 
@@ -98,14 +113,14 @@ static void send_bytes(const void *buf, size_t nbytes, int pe, int tag, const ch
 {
     MPI_Request req;
     MPI_Isend(buf, (int)nbytes, MPI_BYTE, pe, tag, net.comm, &req);
-    wait_request(&req, func);
+    wait_request(&req, func, pe);
 }
 
 static inline void recv_bytes(void *buf, size_t nbytes, int pe, int tag, const char *func)
 {
     MPI_Request req;
     MPI_Irecv(buf, (int)nbytes, MPI_BYTE, pe, tag, net.comm, &req);
-    wait_request(&req, func);
+    wait_request(&req, func, pe);
 }
 
 static void send_request(const struct request *r, int pe, const char *func)
@@ -270,7 +285,7 @@ void tshmem_transport_stop(void)
     tshmem_offnode_quiet();
     MPI_Request all;
     MPI_Ibarrier(net.comm, &all);
-    wait_request(&all, "tshmem_finalize (waiting for every PE to call it)");
+    wait_request(&all, "tshmem_finalize", -1);
     struct request stop = {.op = REQ_STOP};
     send_request(&stop, tshmem_g.my_pe, "tshmem_finalize");
     pthread_join(net.thread, NULL);

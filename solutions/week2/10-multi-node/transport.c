@@ -79,18 +79,33 @@ static inline char *local_bytes(uint64_t offset, uint64_t nbytes, int from)
     return tshmem_g.slice + offset;
 }
 
-/* The main thread's waits: test the request, back off between tests, say what we wait for
- * after TSHMEM_HANG_WARN seconds. MPI's own blocking calls would spin on a core. */
-static void wait_request(MPI_Request *req, const char *func)
+/* The main thread's waits: test the request, back off between tests (tshmem_spin_pause), and
+ * say what we wait for after TSHMEM_HANG_WARN seconds. MPI's own blocking calls would spin on a
+ * core. `pe` is the PE whose answer we wait for, or -1 for every PE. */
+static void wait_request(MPI_Request *req, const char *func, int pe)
 {
     struct tshmem_spin spin;
     tshmem_spin_init(&spin, func, NULL);
+    spin.warned = 1; /* its message speaks of a heap word; ours names the PE */
+    long limit = tshmem_env_int("TSHMEM_HANG_WARN");
+    time_t start = time(NULL);
+    int warned = 0;
     for (;;) {
         int done = 0;
         MPI_Test(req, &done, MPI_STATUS_IGNORE);
         if (done)
             return;
         tshmem_spin_pause(&spin);
+        if (!warned && limit > 0 && (spin.spins & 1023) == 0 && time(NULL) - start >= limit) {
+            warned = 1;
+            if (pe >= 0)
+                tshmem_warn(func, "has waited %ld s for PE %d (node %d) to answer through its "
+                            "proxy thread. Is that PE stopped, or stuck in a long call that "
+                            "keeps its proxy from running?", limit, pe, tshmem_g.pe_node[pe]);
+            else
+                tshmem_warn(func, "has waited %ld s for every PE to call tshmem_finalize. Does "
+                            "some PE skip it, or wait for something that never comes?", limit);
+        }
     }
 }
 
@@ -98,14 +113,14 @@ static void send_bytes(const void *buf, size_t nbytes, int pe, int tag, const ch
 {
     MPI_Request req;
     MPI_Isend(buf, (int)nbytes, MPI_BYTE, pe, tag, net.comm, &req);
-    wait_request(&req, func);
+    wait_request(&req, func, pe);
 }
 
 static inline void recv_bytes(void *buf, size_t nbytes, int pe, int tag, const char *func)
 {
     MPI_Request req;
     MPI_Irecv(buf, (int)nbytes, MPI_BYTE, pe, tag, net.comm, &req);
-    wait_request(&req, func);
+    wait_request(&req, func, pe);
 }
 
 static void send_request(const struct request *r, int pe, const char *func)
@@ -171,7 +186,7 @@ void tshmem_offnode_get(void *dest, const void *source, size_t nbytes, int pe)
     size_t len = nbytes < CHUNK_BYTES ? nbytes : CHUNK_BYTES;
     MPI_Irecv(to, (int)len, MPI_BYTE, pe, TAG_REPLY, net.comm, &req);
     send_request(&r, pe, "tshmem_getmem");
-    wait_request(&req, "tshmem_getmem");
+    wait_request(&req, "tshmem_getmem", pe);
     for (size_t done = len; done < nbytes; done += len) {
         len = nbytes - done < CHUNK_BYTES ? nbytes - done : CHUNK_BYTES;
         recv_bytes(to + done, len, pe, TAG_REPLY, "tshmem_getmem");
@@ -212,7 +227,7 @@ uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, 
     MPI_Request req;
     MPI_Irecv(&old, 1, MPI_UINT64_T, pe, TAG_REPLY, net.comm, &req);
     send_request(&r, pe, "tshmem_uint64_atomic");
-    wait_request(&req, "tshmem_uint64_atomic");
+    wait_request(&req, "tshmem_uint64_atomic", pe);
     clear_pending(pe);
     return old;
     /* END SOLUTION */
@@ -225,17 +240,20 @@ void tshmem_offnode_quiet(void)
     /* BEGIN SOLUTION (Quiet: waiting for acknowledgements): send QUIET to every pending PE, then wait for all their acknowledgements */
     int n = tshmem_g.n_pes, k = 0;
     MPI_Request *acks = malloc(sizeof *acks * (size_t)net.n_pending);
+    int *from = malloc(sizeof *from * (size_t)net.n_pending);
     struct request r = {.op = REQ_QUIET};
     /* Ask them all first, then wait: the round trips overlap instead of adding up. */
     for (int pe = 0; pe < n; pe++) {
         if (!net.pending[pe])
             continue;
+        from[k] = pe;
         MPI_Irecv(NULL, 0, MPI_BYTE, pe, TAG_ACK, net.comm, &acks[k++]);
         send_request(&r, pe, "tshmem_quiet");
     }
     for (int i = 0; i < k; i++)
-        wait_request(&acks[i], "tshmem_quiet");
+        wait_request(&acks[i], "tshmem_quiet", from[i]);
     free(acks);
+    free(from);
     memset(net.pending, 0, (size_t)n);
     net.n_pending = 0;
     /* END SOLUTION */
@@ -389,7 +407,7 @@ void tshmem_transport_stop(void)
     tshmem_offnode_quiet();
     MPI_Request all;
     MPI_Ibarrier(net.comm, &all);
-    wait_request(&all, "tshmem_finalize (waiting for every PE to call it)");
+    wait_request(&all, "tshmem_finalize", -1);
     struct request stop = {.op = REQ_STOP};
     send_request(&stop, tshmem_g.my_pe, "tshmem_finalize");
     pthread_join(net.thread, NULL);
