@@ -135,7 +135,9 @@ enum tshmem_algo {
     TSHMEM_ALGO_RING,               /* 2.2: reduce-scatter + allgather; 2.3: ring */
     TSHMEM_ALGO_DIRECT,             /* 2.3: every PE pushes its block to every peer */
     TSHMEM_ALGO_HYBRID,             /* 2.3: direct inside a node, ring across nodes */
-    TSHMEM_ALGO_TWO_SHOT            /* 2.2: reduce-scatter by direct loads, then allgather */
+    TSHMEM_ALGO_TWO_SHOT,           /* 2.2: reduce-scatter by direct loads, then allgather */
+    TSHMEM_ALGO_HIERARCHICAL        /* 2.5: reduce on each node, allreduce among node leaders,
+                                     * broadcast on each node */
 };
 int tshmem_allreduce(tshmem_team_t team, void *dest, const void *source, size_t count,
                      enum tshmem_dtype dtype, enum tshmem_op op, enum tshmem_algo algo);
@@ -143,6 +145,19 @@ int tshmem_fcollectmem_algo(tshmem_team_t team, void *dest, const void *source, 
                             enum tshmem_algo algo);
 int tshmem_broadcastmem_algo(tshmem_team_t team, void *dest, const void *source, size_t nbytes,
                              int pe_root, enum tshmem_algo algo);
+
+/* ---- 2.5 Multi-node: teams from a split -----------------------------------------------------
+ * Collective over the parent team: the members are parent PEs start, start + stride, ...,
+ * start + (size - 1) * stride, numbered in that order; *new_team is TSHMEM_TEAM_INVALID on the
+ * other parent PEs. 0 on success. A job has TSHMEM_MAX_TEAMS (16) handles in all, WORLD and NODE
+ * included; a destroyed team's handle is not given out again. */
+typedef struct {
+    int num_contexts; /* accepted for NVSHMEM's sake; tshmem has no contexts */
+} tshmem_team_config_t;
+int  tshmem_team_split_strided(tshmem_team_t parent, int start, int stride, int size,
+                               const tshmem_team_config_t *config, long config_mask,
+                               tshmem_team_t *new_team);
+void tshmem_team_destroy(tshmem_team_t team); /* collective over the team's members */
 
 /* Exit statuses the runtime uses when it stops a program. */
 #define TSHMEM_EXIT_ERROR 64 /* wrong use of the API or a bad setting: the message says which */

@@ -3,7 +3,7 @@
  * This is course code: you read it, you do not edit it. Chapters fill in the state below
  * (1.1 the PEs, nodes and teams; 1.2 the segment, slices and allocator) and later chapters use
  * it. The helpers marked "provided" are written for you in week1/01-init/errors.c,
- * week1/01-init/settings.c, week1/03-put-get/offnode.c and week1/04-barriers/spin.c.
+ * week1/01-init/settings.c and week1/04-barriers/spin.c.
  */
 #ifndef TSHMEM_INTERNAL_H
 #define TSHMEM_INTERNAL_H
@@ -145,7 +145,9 @@ void tshmem_spin_init(struct tshmem_spin *spin, const char *func, const void *ad
  * it waits for after TSHMEM_HANG_WARN seconds. */
 void tshmem_spin_pause(struct tshmem_spin *spin);
 
-/* ---- Provided: the off-node path (week1/03-put-get/offnode.c until chapter 2.5) -------------- */
+/* ---- 2.5: the off-node path (week2/10-multi-node/transport.c) ---------------------------------
+ * The calls of 1.3 and 1.4 come here when tshmem_heap_peer answers NULL (the PE is on another
+ * node). Until chapter 2.5 is written they stop with a message that names it. */
 enum tshmem_amo {
     TSHMEM_AMO_FETCH, TSHMEM_AMO_SET, TSHMEM_AMO_ADD, TSHMEM_AMO_FETCH_ADD,
     TSHMEM_AMO_SWAP, TSHMEM_AMO_COMPARE_SWAP
@@ -156,6 +158,17 @@ void tshmem_offnode_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int 
 uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, uint64_t cond,
                             int pe);
 void tshmem_offnode_quiet(void);
+/* Called by tshmem_init after the heap exists: starts the proxy thread when some PE is on
+ * another node (provided). */
+void tshmem_transport_start(void);
+/* Called first thing by tshmem_finalize: frees the split teams, completes this PE's off-node
+ * operations, waits until every PE has done so, then stops the proxy thread (provided). */
+void tshmem_transport_stop(void);
+/* 2.5 teams (week2/10-multi-node/team.c): a split of parent into the groups of PEs that pass
+ * the same colour (>= 0), numbered by key; TSHMEM_TEAM_INVALID for a colour < 0. Collective
+ * over parent. */
+tshmem_team_t tshmem_team_split_color(const char *func, tshmem_team_t parent, int color, int key);
+void tshmem_teams_release(void); /* at finalize: the split teams' communicators */
 
 /* ---- Provided: local reduction arithmetic (week2/07-allreduce/combine.c) -------------------- */
 size_t tshmem_dtype_size(enum tshmem_dtype dtype);  /* 0 if dtype is not a TSHMEM_DTYPE_* */
@@ -211,6 +224,10 @@ int tshmem_allreduce_oneshot(const struct tshmem_reduce_call *c);            /* 
 int tshmem_allreduce_recursive_doubling(const struct tshmem_reduce_call *c); /* recursive_doubling.c */
 int tshmem_allreduce_ring(const struct tshmem_reduce_call *c);               /* ring.c */
 int tshmem_allreduce_twoshot(const struct tshmem_reduce_call *c);            /* twoshot.c */
+/* 2.5 (week2/10-multi-node/hierarchical.c): node allreduce, leaders' allreduce, node broadcast,
+ * on teams split from c->team at its first call; forget destroys those teams. */
+int tshmem_allreduce_hierarchical(const struct tshmem_reduce_call *c);
+void tshmem_allreduce_hierarchical_forget(tshmem_team_t team);
 
 /* ---- 2.1: communication buffers (week2/06-buffers) ------------------------------------------
  * One tshmem_malloc block per buffer, with the same layout on every PE:

@@ -32,6 +32,8 @@ static const struct setting table[] = {
      "extra checks (every PE asked tshmem_malloc for the same size) and start-up information"},
     {"TSHMEM_HANG_WARN", INT, "10", 0, 86400,
      "seconds a wait may spin before the PE says what it waits for (0: never)"},
+    {"TSHMEM_TRANSPORT", STRING, "shm", 0, 0,
+     "how MPI itself moves bytes: shm, or tcp (loopback on one machine); tshrun reads it"},
     {"TSHMEM_JOB_ID", STRING, "", 0, 0,
      "names this job's shared-memory segments; tshrun sets it"},
 };

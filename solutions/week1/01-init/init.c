@@ -110,6 +110,7 @@ int tshmem_init(void)
     /* END SOLUTION */
     tshmem_process_setup();
     tshmem_heap_create();
+    tshmem_transport_start(); /* chapter 2.5: the proxy thread, when some PE is off-node */
     tshmem_g.initialized = 1;
     if (tshmem_env_flag("TSHMEM_DEBUG") && tshmem_g.my_pe == 0)
         tshmem_env_print();
@@ -119,6 +120,7 @@ int tshmem_init(void)
 void tshmem_finalize(void)
 {
     tshmem_require_live(__func__);
+    tshmem_transport_stop(); /* chapter 2.5: off-node operations done, proxy thread stopped */
     /* BEGIN SOLUTION (Shutting down): wait for every PE, unmap the heap, free the teams, finalize MPI if we started it */
     /* No PE may leave while another could still read or write its slice. */
     tshmem_boot_barrier(tshmem_g.comm);

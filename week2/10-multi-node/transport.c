@@ -1,0 +1,296 @@
+/* transport.c: the off-node path: a proxy thread per PE that serves requests sent over MPI.
+ *
+ * Chapter 2.5. A PE on another (virtual) node shares no memory with us, so tshmem_heap_peer
+ * answers NULL for it and the calls of chapters 1.3 and 1.4 come here (tshmem_offnode_*).
+ * Each such call becomes a request message to the target PE, where a progress thread, the
+ * proxy, applies it to its own slice with the same C11 atomics as the shared-memory path, so
+ * that a word is never updated by two atomicity domains. NVSHMEM does the same for
+ * InfiniBand with its proxy thread (IBRC).
+ *
+ *   put     header to the target's proxy (TAG_REQ), then the bytes (TAG_DATA), in chunks
+ *   signal  header; the proxy stores or adds with release order
+ *   amo     header; the proxy applies it and, for a fetching one, replies the old value
+ *   get     header; the proxy replies the bytes, chunk by chunk (TAG_REPLY)
+ *   quiet   a QUIET header to every PE we sent to since the last quiet; the proxy answers
+ *           (TAG_ACK) once it reaches it, so everything sent before it has been applied
+ *
+ * Order: MPI never lets two messages of one sender, tag and communicator overtake each other,
+ * and one proxy thread applies a sender's requests one after another, so requests to one PE
+ * are applied in the order they were made. That is all tshmem_fence asks of the off-node path.
+ *
+ * Provided here: the state, the thread's start, loop and stop, and the message helpers. You
+ * write the sender side (tshmem_offnode_*) and what the proxy does with a request (serve).
+ */
+#define TSHMEM_CHAPTER "2.5"
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tshmem_internal.h"
+
+/* Bytes per data message: big enough to run at the wire's bandwidth, small enough that MPI's
+ * int count never overflows and that one sender's large put does not keep a proxy busy for
+ * long while others wait. */
+#define CHUNK_BYTES ((size_t)1 << 20)
+
+enum { TAG_REQ = 1, TAG_DATA = 2, TAG_REPLY = 3, TAG_ACK = 4 };
+enum { REQ_PUT, REQ_GET, REQ_SIGNAL, REQ_AMO, REQ_QUIET, REQ_STOP };
+
+/* One request, as it travels. Addresses travel as offsets from the start of a slice: the
+ * symmetric heap puts a word at the same offset in every PE's slice. */
+struct request {
+    uint32_t op;     /* REQ_* */
+    uint32_t sub;    /* the tshmem_amo of an AMO, the sig_op of a SIGNAL */
+    uint64_t offset; /* target bytes or word, from the start of the target's slice */
+    uint64_t nbytes; /* PUT, GET: bytes that follow (PUT) or are asked for (GET) */
+    uint64_t value;  /* SIGNAL, AMO: the operand */
+    uint64_t cond;   /* AMO compare-and-swap: the expected value */
+};
+
+static struct {
+    int active;              /* a proxy thread runs: some PE is on another node */
+    MPI_Comm comm;           /* the transport's own communicator (a copy of tshmem_g.comm) */
+    pthread_t thread;
+    unsigned char *pending;  /* pending[pe]: we sent pe something that quiet must confirm */
+    int n_pending;           /* how many pending[] are set */
+} net;
+
+static inline uint64_t offset_of(const char *func, const void *addr)
+{
+    const char *p = addr;
+    if (p < tshmem_g.slice || p >= tshmem_g.slice + tshmem_g.slice_bytes)
+        tshmem_fail(func, "address %p is not in this PE's symmetric heap.", addr);
+    return (uint64_t)(p - tshmem_g.slice);
+}
+
+/* The proxy's view of [offset, offset + nbytes) in its own slice; stops on a bad request. */
+static inline char *local_bytes(uint64_t offset, uint64_t nbytes, int from)
+{
+    if (offset > tshmem_g.slice_bytes || nbytes > tshmem_g.slice_bytes - offset)
+        tshmem_fail("proxy", "PE %d asked for %llu bytes at heap offset %llu, outside this "
+                    "PE's slice of %zu bytes: do both PEs run with the same "
+                    "TSHMEM_SYMMETRIC_SIZE?", from, (unsigned long long)nbytes,
+                    (unsigned long long)offset, tshmem_g.slice_bytes);
+    return tshmem_g.slice + offset;
+}
+
+/* The main thread's waits: test the request, back off between tests (tshmem_spin_pause), and
+ * say what we wait for after TSHMEM_HANG_WARN seconds. MPI's own blocking calls would spin on a
+ * core. `pe` is the PE whose answer we wait for, or -1 for every PE. */
+static void wait_request(MPI_Request *req, const char *func, int pe)
+{
+    struct tshmem_spin spin;
+    tshmem_spin_init(&spin, func, NULL);
+    spin.warned = 1; /* its message speaks of a heap word; ours names the PE */
+    long limit = tshmem_env_int("TSHMEM_HANG_WARN");
+    time_t start = time(NULL);
+    int warned = 0;
+    for (;;) {
+        int done = 0;
+        MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            return;
+        tshmem_spin_pause(&spin);
+        if (!warned && limit > 0 && (spin.spins & 1023) == 0 && time(NULL) - start >= limit) {
+            warned = 1;
+            if (pe >= 0)
+                tshmem_warn(func, "has waited %ld s for PE %d (node %d) to answer through its "
+                            "proxy thread. Is that PE stopped, or stuck in a long call that "
+                            "keeps its proxy from running?", limit, pe, tshmem_g.pe_node[pe]);
+            else
+                tshmem_warn(func, "has waited %ld s for every PE to call tshmem_finalize. Does "
+                            "some PE skip it, or wait for something that never comes?", limit);
+        }
+    }
+}
+
+static void send_bytes(const void *buf, size_t nbytes, int pe, int tag, const char *func)
+{
+    MPI_Request req;
+    MPI_Isend(buf, (int)nbytes, MPI_BYTE, pe, tag, net.comm, &req);
+    wait_request(&req, func, pe);
+}
+
+static inline void recv_bytes(void *buf, size_t nbytes, int pe, int tag, const char *func)
+{
+    MPI_Request req;
+    MPI_Irecv(buf, (int)nbytes, MPI_BYTE, pe, tag, net.comm, &req);
+    wait_request(&req, func, pe);
+}
+
+static void send_request(const struct request *r, int pe, const char *func)
+{
+    send_bytes(r, sizeof *r, pe, TAG_REQ, func);
+}
+
+/* pe has requests of ours that only a quiet confirms. */
+static inline void mark_pending(int pe)
+{
+    if (!net.pending[pe]) {
+        net.pending[pe] = 1;
+        net.n_pending++;
+    }
+}
+
+/* A reply from pe came after everything we sent it before: nothing is pending there. */
+static inline void clear_pending(int pe)
+{
+    if (net.pending[pe]) {
+        net.pending[pe] = 0;
+        net.n_pending--;
+    }
+}
+
+_Noreturn static void no_transport(const char *func, int pe)
+{
+    tshmem_fail(func, "PE %d is on node %d and this PE is on node %d, but the off-node "
+                "transport is not running (tshmem_transport_start found every PE on one node).",
+                pe, tshmem_g.pe_node[pe], tshmem_g.node);
+}
+
+void tshmem_offnode_put(void *dest, const void *source, size_t nbytes, int pe)
+{
+    if (!net.active)
+        no_transport("tshmem_putmem", pe);
+    (void)dest; (void)source; (void)nbytes;
+    TSHMEM_TODO("Remote put", "send a PUT header and then the bytes to pe's proxy, one chunk at a time; mark pe pending");
+}
+
+void tshmem_offnode_get(void *dest, const void *source, size_t nbytes, int pe)
+{
+    if (!net.active)
+        no_transport("tshmem_getmem", pe);
+    (void)dest; (void)source; (void)nbytes;
+    TSHMEM_TODO("Remote get", "ask pe's proxy for the bytes with one GET request and receive them chunk by chunk into dest");
+}
+
+void tshmem_offnode_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+{
+    if (!net.active)
+        no_transport("tshmem_signal_op", pe);
+    (void)sig_addr; (void)signal; (void)sig_op;
+    TSHMEM_TODO("Remote signal and atomics", "send a SIGNAL request; the proxy applies it after every earlier request of ours");
+}
+
+uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, uint64_t cond,
+                            int pe)
+{
+    if (!net.active)
+        no_transport("tshmem_uint64_atomic", pe);
+    (void)op; (void)dest; (void)value; (void)cond;
+    TSHMEM_TODO("Remote signal and atomics", "send an AMO request; for a fetching one wait for the proxy's reply");
+}
+
+void tshmem_offnode_quiet(void)
+{
+    if (net.n_pending == 0)
+        return; /* nothing sent off-node since the last quiet (always so on one node) */
+    TSHMEM_TODO("Quiet: waiting for acknowledgements", "send QUIET to every pending PE, then wait for all their acknowledgements");
+}
+
+/* What the proxy does with one request from PE `from`. It runs on the proxy thread, one
+ * request at a time, in the order each sender sent them. */
+static void serve(const struct request *r, int from)
+{
+    (void)r; (void)from;
+    TSHMEM_TODO("The proxy thread", "apply a PUT, GET, SIGNAL, AMO or QUIET request to this PE's slice with C11 atomics, and answer where the sender waits");
+}
+
+/* The proxy's idle back-off: yield for a while after the last request (a burst goes on at
+ * full speed), then sleep, longer and longer up to 200 us, so that an idle proxy costs a few
+ * thousand wake-ups a second, not a core. */
+static void idle_pause(unsigned *idle)
+{
+    if (++*idle < 2000) {
+        sched_yield();
+        return;
+    }
+    unsigned shift = (*idle - 2000) / 64;
+    long us = shift >= 8 ? 200 : (1L << shift);
+    struct timespec ts = {0, (us < 200 ? us : 200) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static void *proxy_main(void *arg)
+{
+    (void)arg;
+    unsigned idle = 0;
+    for (;;) {
+        int flag = 0;
+        MPI_Message msg;
+        MPI_Status st;
+        /* Probe, not a blocking receive: Open MPI's blocking calls spin on a core. */
+        MPI_Improbe(MPI_ANY_SOURCE, TAG_REQ, net.comm, &flag, &msg, &st);
+        if (!flag) {
+            idle_pause(&idle);
+            continue;
+        }
+        idle = 0;
+        struct request r;
+        MPI_Mrecv(&r, (int)sizeof r, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+        if (r.op == REQ_STOP)
+            return NULL;
+        serve(&r, st.MPI_SOURCE);
+    }
+}
+
+/* A PE that leaves main without tshmem_finalize would leave its peers waiting for it there,
+ * and its proxy would no longer answer their requests. Say so, and end the job. */
+static void exit_check(void)
+{
+    if (net.active && tshmem_g.initialized) {
+        tshmem_warn("exit", "this PE ended without calling tshmem_finalize, and PEs on other "
+                    "nodes reach its memory through its proxy thread, which ends with it. Call "
+                    "tshmem_finalize on every PE before leaving main.");
+        _exit(TSHMEM_EXIT_ERROR);
+    }
+}
+
+void tshmem_transport_start(void)
+{
+    if (tshmem_g.n_nodes <= 1)
+        return; /* every PE on this node: the shared-memory path reaches them all */
+    int level;
+    MPI_Query_thread(&level);
+    if (level < MPI_THREAD_MULTIPLE)
+        tshmem_fail("tshmem_init", "this job has %d nodes, and the off-node transport needs "
+                    "MPI_THREAD_MULTIPLE (its proxy thread calls MPI beside the program), but "
+                    "MPI gave thread level %d. If the program initializes MPI itself, use "
+                    "MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided).",
+                    tshmem_g.n_nodes, level);
+    MPI_Comm_dup(tshmem_g.comm, &net.comm);
+    net.pending = calloc((size_t)tshmem_g.n_pes, 1);
+    net.n_pending = 0;
+    if (pthread_create(&net.thread, NULL, proxy_main, NULL) != 0)
+        tshmem_fail("tshmem_init", "could not start the proxy thread (out of threads?).");
+    static int registered;
+    if (!registered && atexit(exit_check) == 0)
+        registered = 1;
+    net.active = 1;
+}
+
+void tshmem_transport_stop(void)
+{
+    tshmem_teams_release();
+    if (!net.active)
+        return;
+    /* Complete what we sent, then wait until every PE has done the same: after that no PE
+     * will send a request again, and each proxy may stop. Our proxy goes on serving the
+     * others while we wait. */
+    tshmem_offnode_quiet();
+    MPI_Request all;
+    MPI_Ibarrier(net.comm, &all);
+    wait_request(&all, "tshmem_finalize", -1);
+    struct request stop = {.op = REQ_STOP};
+    send_request(&stop, tshmem_g.my_pe, "tshmem_finalize");
+    pthread_join(net.thread, NULL);
+    MPI_Comm_free(&net.comm);
+    free(net.pending);
+    net.pending = NULL;
+    net.active = 0;
+}
