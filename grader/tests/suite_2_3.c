@@ -35,6 +35,13 @@ Test(ch2_3, fcollect_hybrid, .description = "hybrid allgather (one node: direct 
     every_size("fcollect", "hybrid");
 }
 
+Test(ch2_3, fcollect_oneshot, .description = "one-shot allgather (each PE reads every peer's staged block): every size, in place too, and 1000 calls in a row with broadcasts between")
+{
+    every_size("fcollect", "oneshot");
+    expect_ok_on(CH, PROG, "back_to_back", ARGS("oneshot", "world", "1000"), NULL, 30,
+                 (int[]){3, 8, END_PES});
+}
+
 Test(ch2_3, fcollect_auto, .description = "tshmem_fcollectmem, the selector's choice: every size, in place too")
 {
     every_size("fcollect", "auto");

@@ -26,7 +26,8 @@ static const struct crossover {
     enum tshmem_algo algo;
 } crossovers[] = {
     /* op                     across  pes  bytes  algorithm */
-    {TSHMEM_COLLECT_FCOLLECT,  0,      1,   0,     TSHMEM_ALGO_DIRECT},
+    {TSHMEM_COLLECT_FCOLLECT,  0,      1,   256,   TSHMEM_ALGO_DIRECT},
+    {TSHMEM_COLLECT_FCOLLECT,  0,      1,   0,     TSHMEM_ALGO_ONESHOT},
     {TSHMEM_COLLECT_FCOLLECT,  1,      1,   0,     TSHMEM_ALGO_HYBRID},
     {TSHMEM_COLLECT_BROADCAST, 0,      1,   0,     TSHMEM_ALGO_DIRECT},
     {TSHMEM_COLLECT_BROADCAST, 1,      1,   0,     TSHMEM_ALGO_HYBRID},
