@@ -209,10 +209,11 @@ static void fcollect_hybrid(const struct tshmem_collect_call *call, char *dest, 
     /* END SOLUTION */
 }
 
-/* BEGIN SOLUTION (One-shot pull): the pieces counter per team, then publish a piece in your stage and read every peer's */
+/* BEGIN SOLUTION (One-shot pull): helpers: how many stage pieces this PE has published on each team */
 /* How many stage pieces this PE has published on each team. Every member publishes the same
  * pieces in the same order (nbytes is alike), so the counters agree without a word. */
 static uint64_t pieces_on_team[TSHMEM_MAX_TEAMS];
+/* END SOLUTION */
 
 /* Piece k goes through stage k % 2. A PE overwrites stage k % 2 with piece k + 2 only after it
  * has read every peer's piece k + 1; a peer publishes k + 1 only after reading everybody's
@@ -221,6 +222,7 @@ static uint64_t pieces_on_team[TSHMEM_MAX_TEAMS];
 static void fcollect_oneshot(const struct tshmem_collect_call *call, char *dest, const char *source,
                              size_t nbytes)
 {
+    /* BEGIN SOLUTION (One-shot pull): piece by piece: copy into your stage k % 2, publish tag(k, DATA) with release, copy every peer's stage into your dest once it shows that tag */
     int n = call->n, me = call->me;
     struct tshmem_stage *stages = tshmem_g.reserved->stage[call->team];
     char *mine = dest + (size_t)me * nbytes;
@@ -245,8 +247,8 @@ static void fcollect_oneshot(const struct tshmem_collect_call *call, char *dest,
             memcpy(dest + (size_t)j * nbytes + off, peer->data, len);
         }
     }
+    /* END SOLUTION */
 }
-/* END SOLUTION */
 
 int tshmem_fcollectmem_algo(tshmem_team_t team, void *dest, const void *source, size_t nbytes,
                             enum tshmem_algo algo)
