@@ -14,10 +14,11 @@
  * Where the rows come from (the performance guide, "Crossovers", has the tables): bench_2_3,
  * every algorithm forced in the same run, on 2 PEs (a 2-core machine) and on 8 and 16 PEs (a
  * 32-core one). On one node:
- *   fcollect   one-shot wins while blocks are small: 16 KiB per PE on 8 PEs, 8 KiB on 16
- *              (2 to 7x direct: nobody writes into a peer's memory); the ring from 32 KiB to
- *              256 KiB per PE (one neighbour per PE keeps the caches and the memory system
- *              calm); direct from 512 KiB per PE. On 2 PEs one-shot wins up to 128 B per PE.
+ *   fcollect   one-shot wins while blocks are small: up to 4 KiB per PE on 8 PEs, 8 KiB on
+ *              16 (2 to 7x direct: nobody writes into a peer's memory); at 16 KiB per PE on
+ *              8 PEs direct push won 3 runs of 4; the ring from 32 KiB to 256 KiB per PE (one
+ *              neighbour per PE keeps the caches and the memory system calm); direct from
+ *              512 KiB per PE. On 2 PEs one-shot wins up to 128 B per PE.
  *   broadcast  direct (everyone pulls from the root) up to 2 KiB and from 2 MiB; in between the
  *              hybrid's chunked pulls from the root (on one node its leader) win by 20-50%
  *              on 8 and 16 PEs. Not measured on 3-7 PEs: those take the 2-PE rows.
@@ -34,6 +35,7 @@ static const struct crossover {
     /* op                     across  pes  bytes       algorithm */
     {TSHMEM_COLLECT_FCOLLECT,  0,      8,   512 << 10,  TSHMEM_ALGO_DIRECT},
     {TSHMEM_COLLECT_FCOLLECT,  0,      8,   32 << 10,   TSHMEM_ALGO_RING},
+    {TSHMEM_COLLECT_FCOLLECT,  0,      8,   16 << 10,   TSHMEM_ALGO_DIRECT},
     {TSHMEM_COLLECT_FCOLLECT,  0,      8,   0,          TSHMEM_ALGO_ONESHOT},
     {TSHMEM_COLLECT_FCOLLECT,  0,      1,   256,        TSHMEM_ALGO_DIRECT},
     {TSHMEM_COLLECT_FCOLLECT,  0,      1,   0,          TSHMEM_ALGO_ONESHOT},
