@@ -287,6 +287,8 @@ static void bad_args(int argc, char **argv)
         tshmem_fcollectmem(TSHMEM_TEAM_WORLD, dest, dest + 1, 8);
     else if (strcmp(kind, "algo") == 0)
         tshmem_fcollectmem_algo(TSHMEM_TEAM_WORLD, dest, src, 8, (enum tshmem_algo)99);
+    else if (strcmp(kind, "oneshot_across") == 0) /* run with TSHMEM_PES_PER_NODE=1 */
+        tshmem_fcollectmem_algo(TSHMEM_TEAM_WORLD, dest, src, 8, TSHMEM_ALGO_ONESHOT);
     else if (strcmp(kind, "broadcast_algo") == 0)
         tshmem_broadcastmem_algo(TSHMEM_TEAM_WORLD, dest, src, 8, 0,
                                  TSHMEM_ALGO_RECURSIVE_DOUBLING);

@@ -139,10 +139,14 @@ Test(ch2_3, bad_buffers_are_errors, .description = "a dest off the heap or too s
                  ARGS("tshmem_fcollectmem: source", "overlaps dest"));
 }
 
-Test(ch2_3, bad_algorithm_is_an_error, .description = "an algorithm that is not ring, direct, hybrid or auto stops with a clear error")
+Test(ch2_3, bad_algorithm_is_an_error, .description = "an algorithm that is not ring, direct, hybrid, one-shot (fcollect) or auto stops with a clear error, and so does one-shot across nodes")
 {
     expect_error(CH, PROG, 2, "bad_args", ARGS("algo"), NULL, TSHMEM_EXIT_ERROR,
                  ARGS("tshmem_fcollectmem_algo: algo 99 is not"));
     expect_error(CH, PROG, 2, "bad_args", ARGS("broadcast_algo"), NULL, TSHMEM_EXIT_ERROR,
                  ARGS("tshmem_broadcastmem_algo: algo 2 is not"));
+    expect_error(CH, PROG, 2, "bad_args", ARGS("oneshot_across"), ENV("TSHMEM_PES_PER_NODE=1"),
+                 TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_fcollectmem_algo: TSHMEM_ALGO_ONESHOT reads every team PE's memory "
+                      "directly, but world PE"));
 }
