@@ -43,6 +43,14 @@ struct tshmem_coll_flags {
     _Alignas(TSHMEM_CACHE_LINE) uint64_t from[TSHMEM_COLL_MAX_PES]; /* from[i]: written by team PE i */
 };
 
+/* One-shot fcollect (2.3): a PE copies a piece of its block here and publishes it; its peers
+ * read it from here. Two per team, used in turn, so a PE never waits for its readers. */
+#define TSHMEM_STAGE_BYTES 4096
+struct tshmem_stage {
+    struct tshmem_flag ready; /* written by this PE only: the tag of the piece now in data */
+    _Alignas(TSHMEM_CACHE_LINE) char data[TSHMEM_STAGE_BYTES];
+};
+
 /* The start of every PE's slice: symmetric words the runtime itself uses. The user heap begins
  * TSHMEM_RESERVED_BYTES into the slice. */
 struct tshmem_reserved {
@@ -50,6 +58,7 @@ struct tshmem_reserved {
     struct tshmem_flag ring[16];                            /* the ring programs (1.5) */
     struct tshmem_coll_flags reduce[TSHMEM_MAX_TEAMS];     /* allreduce (2.2) */
     struct tshmem_coll_flags collect[TSHMEM_MAX_TEAMS];    /* fcollect and broadcast (2.3) */
+    struct tshmem_stage stage[TSHMEM_MAX_TEAMS][2];        /* one-shot fcollect (2.3) */
     _Alignas(TSHMEM_HEAP_ALIGN) char scratch[TSHMEM_SCRATCH_BYTES]; /* collectives' landing zone */
 };
 _Static_assert(sizeof(struct tshmem_reserved) <= TSHMEM_RESERVED_BYTES,

@@ -3,7 +3,7 @@
  *   make bench-programs IMPL=solutions && tools/tshrun -np 2 build/solutions/bin/bench_2_3
  *
  * Operations (--op NAME runs one): fcollect (the selector's choice), fcollect_ring,
- * fcollect_direct, fcollect_hybrid, broadcast, broadcast_ring, broadcast_direct,
+ * fcollect_direct, fcollect_hybrid, fcollect_oneshot, broadcast, broadcast_ring, broadcast_direct,
  * broadcast_hybrid; the lines with impl=mpi under the names fcollect and broadcast are
  * MPI_Allgather and MPI_Bcast, measured in the same run, size by size.
  *
@@ -23,7 +23,8 @@ struct op {
 static const struct op ops[] = {
     {"fcollect", 0, 1, TSHMEM_ALGO_AUTO},           {"fcollect", 0, 0, TSHMEM_ALGO_AUTO},
     {"fcollect_ring", 0, 0, TSHMEM_ALGO_RING},      {"fcollect_direct", 0, 0, TSHMEM_ALGO_DIRECT},
-    {"fcollect_hybrid", 0, 0, TSHMEM_ALGO_HYBRID},  {"broadcast", 1, 1, TSHMEM_ALGO_AUTO},
+    {"fcollect_hybrid", 0, 0, TSHMEM_ALGO_HYBRID},  {"fcollect_oneshot", 0, 0, TSHMEM_ALGO_ONESHOT},
+    {"broadcast", 1, 1, TSHMEM_ALGO_AUTO},
     {"broadcast", 1, 0, TSHMEM_ALGO_AUTO},          {"broadcast_ring", 1, 0, TSHMEM_ALGO_RING},
     {"broadcast_direct", 1, 0, TSHMEM_ALGO_DIRECT}, {"broadcast_hybrid", 1, 0, TSHMEM_ALGO_HYBRID},
 };

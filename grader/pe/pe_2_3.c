@@ -1,6 +1,6 @@
 /* pe_2_3.c: the PE side of chapter 2.3's tests: fcollect and broadcast, every algorithm.
  *
- * Scenarios take the algorithm (ring, direct, hybrid, auto), the team (world, node) and a list
+ * Scenarios take the algorithm (ring, direct, hybrid, oneshot, auto), the team (world, node) and a list
  * of sizes. Every PE fills its input with pattern(world PE, byte, round), fills the rest of
  * dest with a sentinel, calls the collective with no barrier around it, and checks every byte
  * it then holds, the bytes just past dest, and that the source is unchanged. A PE whose check
@@ -28,6 +28,8 @@ static enum tshmem_algo parse_algo(const char *name)
         return TSHMEM_ALGO_DIRECT;
     if (strcmp(name, "hybrid") == 0)
         return TSHMEM_ALGO_HYBRID;
+    if (strcmp(name, "oneshot") == 0)
+        return TSHMEM_ALGO_ONESHOT; /* fcollect only: broadcasts then take the selector's choice */
     return TSHMEM_ALGO_AUTO;
 }
 
@@ -143,7 +145,7 @@ static int one_broadcast(const struct setup *s, unsigned char *dest, unsigned ch
         fill(source, size, from, r);
     else if (!in_place)
         memset(src, 0x5A, size); /* a non-root's source is not read */
-    int rc = s->algo == TSHMEM_ALGO_AUTO
+    int rc = s->algo == TSHMEM_ALGO_AUTO || s->algo == TSHMEM_ALGO_ONESHOT
                  ? tshmem_broadcastmem(s->team, dest, source, size, root)
                  : tshmem_broadcastmem_algo(s->team, dest, source, size, root, s->algo);
     char what[260];
@@ -285,6 +287,8 @@ static void bad_args(int argc, char **argv)
         tshmem_fcollectmem(TSHMEM_TEAM_WORLD, dest, dest + 1, 8);
     else if (strcmp(kind, "algo") == 0)
         tshmem_fcollectmem_algo(TSHMEM_TEAM_WORLD, dest, src, 8, (enum tshmem_algo)99);
+    else if (strcmp(kind, "oneshot_across") == 0) /* run with TSHMEM_PES_PER_NODE=1 */
+        tshmem_fcollectmem_algo(TSHMEM_TEAM_WORLD, dest, src, 8, TSHMEM_ALGO_ONESHOT);
     else if (strcmp(kind, "broadcast_algo") == 0)
         tshmem_broadcastmem_algo(TSHMEM_TEAM_WORLD, dest, src, 8, 0,
                                  TSHMEM_ALGO_RECURSIVE_DOUBLING);

@@ -17,6 +17,7 @@
 
 struct bench_opts {
     int pes, quick;
+    int ref_only;        /* --impl solutions: the reference and MPI only (make test) */
     const char *fixture; /* $TSHMEM_GRADER_BENCH_FIXTURE: prebuilt programs, for tests */
 };
 
@@ -124,6 +125,14 @@ static int parse_opts(int argc, char **argv, const char **id, struct bench_opts 
                         argv[i]);
                 return 2;
             }
+        } else if (!strcmp(argv[i], "--impl") && i + 1 < argc) {
+            const char *impl = argv[++i];
+            if (strcmp(impl, "learner") && strcmp(impl, "solutions")) {
+                fprintf(stderr, "grader bench: --impl is learner or solutions, not '%s'.\n",
+                        impl);
+                return 2;
+            }
+            o->ref_only = !strcmp(impl, "solutions");
         } else if (argv[i][0] != '-' && !*id) {
             *id = argv[i];
         } else {
@@ -131,6 +140,155 @@ static int parse_opts(int argc, char **argv, const char **id, struct bench_opts 
         }
     }
     return 0;
+}
+
+/* Draws build/bench/<csv stem>-<op>.svg and .png for every operation measured at more than
+ * one size: bus bandwidth against size, one line per run and implementation. */
+static void plot(const struct course *c, const char *csv, const struct bench_set *set)
+{
+    char *out = NULL;
+    char *probe[] = {"sh", "-c", "command -v gnuplot", NULL};
+    int have = run_quiet(c, probe, &out) == 0;
+    free(out);
+    if (!have) {
+        printf("No plot: gnuplot is not installed (make deps-book installs it).\n");
+        return;
+    }
+    size_t stem = strlen(csv) - strlen(".csv");
+    int drawn = 0, failed = 0;
+    for (int i = 0; i < set->n; i++) {
+        const struct bench_line *b = &set->lines[i];
+        int seen = 0, sizes = 0;
+        for (int j = 0; j < i; j++)
+            seen |= !strcmp(set->lines[j].op, b->op);
+        for (int j = 0; j < set->n; j++)
+            sizes += !strcmp(set->lines[j].op, b->op) && set->lines[j].bytes != b->bytes;
+        if (seen || !sizes || !b->bytes)
+            continue;
+        char title[96], opname[32];
+        snprintf(opname, sizeof opname, "%s", b->op);
+        snprintf(title, sizeof title, "%s on %d PEs: bus bandwidth (GB/s)", b->op, b->pes);
+        for (int k = 0; k < 2; k++) {
+            char path[4400], *log = NULL;
+            snprintf(path, sizeof path, "%.*s-%s.%s", (int)stem, csv, b->op, k ? "png" : "svg");
+            char *argv[] = {"bash",     "tools/plot-bench", (char *)csv, path,    "--op",
+                            opname,     "--y",              "busbw_GBps", "--series", "run,impl",
+                            "--title",  title,              NULL};
+            if (run_quiet(c, argv, &log) == 0)
+                drawn++;
+            else if (!failed++)
+                printf("The plot %s failed:\n%s\n", path, log ? log : "");
+            free(log);
+        }
+    }
+    if (drawn)
+        printf("Plots (bus bandwidth against size): %.*s-<op>.svg and .png\n",
+               (int)(stem - strlen(c->root) - 1), csv + strlen(c->root) + 1);
+}
+
+/* The reference's run must not have rotted: every operation that has a baseline (MPI or
+ * memcpy) at some size has, at each size, both its tshmem figure and the baseline's. (Variants
+ * such as allreduce_rd are tshmem only, by design.) 0, or -1 after saying which. */
+static int check_pairs(const struct bench_set *set)
+{
+    int bad = 0;
+    for (int i = 0; i < set->n; i++) {
+        const struct bench_line *b = &set->lines[i];
+        if (strcmp(b->run, "reference"))
+            continue;
+        int mine = 0, base = 0, op_has_base = 0;
+        for (int j = 0; j < set->n; j++) {
+            const struct bench_line *x = &set->lines[j];
+            if (strcmp(x->run, "reference") || strcmp(x->op, b->op))
+                continue;
+            int is_base = strcmp(x->impl, "tshmem") != 0;
+            op_has_base |= is_base;
+            if (x->bytes == b->bytes) {
+                base |= is_base;
+                mine |= !is_base;
+            }
+        }
+        if ((!mine || (op_has_base && !base)) && bad++ < 5)
+            printf("  the reference's run printed %s of %zu bytes without its %s figure\n", b->op,
+                   b->bytes, mine ? "baseline (MPI or memcpy)" : "tshmem");
+    }
+    return bad ? -1 : 0;
+}
+
+/* One chapter's benchmark: the reference, then (unless ref_only) your code. 0 when every run
+ * that was asked for printed its figures. */
+static int bench_chapter(const struct course *c, const struct chapter *ch,
+                         const struct bench_opts *op)
+{
+    struct bench_opts o = *op;
+    char src[4300], *why = NULL;
+    if (!o.fixture && !chapter_bench_source(c, ch, src, sizeof src)) {
+        printf("There is no benchmark for chapter %s yet: its figures would come from %s.\n",
+               ch->id, src + strlen(c->root) + 1);
+        return 0;
+    }
+    printf("Benchmark of chapter %s, %s, on %d PEs%s\n", ch->id, ch->title, o.pes,
+           o.quick ? " (quick)" : "");
+    struct bench_set *set = calloc(1, sizeof *set);
+    if (!set)
+        return 1;
+    int rc = 1;
+    char *ref = bench_program(c, ch, "solutions", &o, &why);
+    if (!ref) {
+        printf("The reference benchmark does not build:\n%s\n", why ? why : "");
+        free(why);
+        free(set);
+        return 1;
+    }
+    int ref_ok = bench_run(c, ch, ref, "reference", &o, set) == 0;
+    free(ref);
+    char *mine = NULL;
+    if (!o.ref_only) {
+        mine = grader_stop ? NULL : bench_program(c, ch, "learner", &o, &why);
+        if (!mine && !grader_stop)
+            printf("  your code does not build, so only the reference and MPI are measured:\n"
+                   "%s\n", why ? why : "");
+        free(why);
+        struct progress p;
+        progress_open(&p, c, 0);
+        int done = pg_bool(progress_chapter(&p, ch->id, 0), "done");
+        progress_close(&p);
+        if (mine && !done)
+            printf("  note: chapter %s does not pass its tests yet (grader test %s), so your "
+                   "figures may not mean much.\n",
+                   ch->id, ch->id);
+    }
+    int mine_ok = mine && bench_run(c, ch, mine, "yours", &o, set) == 0;
+    free(mine);
+    if (grader_stop) {
+        printf("Stopped: the benchmark was interrupted, and nothing of it is left running.\n");
+        free(set);
+        return stop_status();
+    }
+    if (!ref_ok && !mine_ok) {
+        free(set);
+        return 1;
+    }
+    printf("\n");
+    bench_table(stdout, set);
+    struct bench_best best = bench_best(set);
+    char csv[4300], stamp[32];
+    time_stamp(time(NULL), stamp, sizeof stamp);
+    snprintf(csv, sizeof csv, "%s/build/bench", c->root);
+    make_dirs(csv);
+    snprintf(csv, sizeof csv, "%s/build/bench/bench_%s-%s.csv", c->root, ch->id, stamp);
+    if (bench_csv(csv, ch->id, set) == 0) {
+        printf("\nAll figures: %s\n", csv + strlen(c->root) + 1);
+        plot(c, csv, set);
+    }
+    if (mine_ok && (best.vs_mpi > 0 || best.vs_ref > 0)) {
+        record(c, ch, &best);
+        printf("Your best: %.2fx MPI (%s, %zu B), %.2fx the reference (%s, %zu B).\n", best.vs_mpi,
+               best.mpi_op, best.mpi_bytes, best.vs_ref, best.ref_op, best.ref_bytes);
+    }
+    rc = o.ref_only ? !ref_ok || check_pairs(set) != 0 : !mine_ok;
+    free(set);
+    return rc;
 }
 
 int cmd_bench(const struct course *c, int argc, char **argv)
@@ -142,62 +300,29 @@ int cmd_bench(const struct course *c, int argc, char **argv)
     int rc = parse_opts(argc, argv, &id, &o);
     if (rc)
         return rc;
+    stop_on_signals();
+    if (id && !strcmp(id, "all")) {
+        /* Every available chapter that has a benchmark, in course order. */
+        int ran = 0, bad = 0;
+        char src[4300];
+        for (int i = 0; i < c->n && !grader_stop; i++) {
+            const struct chapter *ch = &c->chapters[i];
+            if (!ch->available || (!o.fixture && !chapter_bench_source(c, ch, src, sizeof src)))
+                continue;
+            if (ran++)
+                printf("\n");
+            if (bench_chapter(c, ch, &o) != 0) {
+                bad++;
+                printf("Chapter %s: the benchmark did not complete.\n", ch->id);
+            }
+        }
+        if (grader_stop)
+            return stop_status();
+        printf("\n%d chapter benchmarks run, %d did not complete.\n", ran, bad);
+        return bad ? 1 : 0;
+    }
     const struct chapter *ch = chapter_arg(c, "bench", id);
     if (!ch)
         return 2;
-    char src[4300], *why = NULL;
-    if (!o.fixture && !chapter_bench_source(c, ch, src, sizeof src)) {
-        printf("There is no benchmark for chapter %s yet: its figures would come from %s.\n",
-               ch->id, src + strlen(c->root) + 1);
-        return 0;
-    }
-    printf("Benchmark of chapter %s, %s, on %d PEs%s\n", ch->id, ch->title, o.pes,
-           o.quick ? " (quick)" : "");
-    stop_on_signals();
-    struct bench_set set = {0};
-    char *ref = bench_program(c, ch, "solutions", &o, &why);
-    if (!ref) {
-        printf("The reference benchmark does not build:\n%s\n", why ? why : "");
-        free(why);
-        return 1;
-    }
-    int ref_ok = bench_run(c, ch, ref, "reference", &o, &set) == 0;
-    free(ref);
-    char *mine = grader_stop ? NULL : bench_program(c, ch, "learner", &o, &why);
-    if (!mine && !grader_stop)
-        printf("  your code does not build, so only the reference and MPI are measured:\n%s\n",
-               why ? why : "");
-    free(why);
-    struct progress p;
-    progress_open(&p, c, 0);
-    int done = pg_bool(progress_chapter(&p, ch->id, 0), "done");
-    progress_close(&p);
-    if (mine && !done)
-        printf("  note: chapter %s does not pass its tests yet (grader test %s), so your "
-               "figures may not mean much.\n",
-               ch->id, ch->id);
-    int mine_ok = mine && bench_run(c, ch, mine, "yours", &o, &set) == 0;
-    free(mine);
-    if (grader_stop) {
-        printf("Stopped: the benchmark was interrupted, and nothing of it is left running.\n");
-        return stop_status();
-    }
-    if (!ref_ok && !mine_ok)
-        return 1;
-    printf("\n");
-    bench_table(stdout, &set);
-    struct bench_best best = bench_best(&set);
-    char csv[4300], stamp[32];
-    time_stamp(time(NULL), stamp, sizeof stamp);
-    snprintf(csv, sizeof csv, "%s/build/bench", c->root);
-    make_dirs(csv);
-    snprintf(csv, sizeof csv, "%s/build/bench/bench_%s-%s.csv", c->root, ch->id, stamp);
-    if (bench_csv(csv, ch->id, &set) == 0)
-        printf("\nAll figures: %s\n", csv + strlen(c->root) + 1);
-    if (mine_ok && (best.vs_mpi > 0 || best.vs_ref > 0)) {
-        record(c, ch, &best);
-        printf("Your best: %.2fx MPI (%s, %zu B), %.2fx the reference (%s, %zu B).\n", best.vs_mpi,
-               best.mpi_op, best.mpi_bytes, best.vs_ref, best.ref_op, best.ref_bytes);
-    }
-    return mine_ok ? 0 : 1;
+    return bench_chapter(c, ch, &o);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "course.h"
@@ -197,6 +198,40 @@ static void e2e(const struct course *c, const char *script)
     free(out);
 }
 
+/* `grader bench all --quick --impl solutions`: every chapter's benchmark still builds, runs and
+ * prints each operation's figures beside its baseline's (the full run stays out of make test). */
+static void bench_quick(const struct course *c)
+{
+    char self[4096], *out = NULL, what[160];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) {
+        check(0, "grader bench all --quick runs", "    cannot find the grader's own program");
+        return;
+    }
+    self[len] = 0;
+    char *argv[] = {self, "bench", "all", "--quick", "--pes", "2", "--impl", "solutions", NULL};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int status = run_command(c, argv, NULL, &out);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    for (int i = 0; i < c->n; i++) {
+        const struct chapter *ch = &c->chapters[i];
+        char src[4300], head[96], fail[96];
+        if (!ch->available || !chapter_bench_source(c, ch, src, sizeof src))
+            continue;
+        snprintf(head, sizeof head, "Benchmark of chapter %s,", ch->id);
+        snprintf(fail, sizeof fail, "Chapter %s: the benchmark did not complete", ch->id);
+        snprintf(what, sizeof what, "%s: its benchmark prints every operation's figures (quick)",
+                 ch->id);
+        check(out && strstr(out, head) && !strstr(out, fail), what, out);
+    }
+    snprintf(what, sizeof what, "grader bench all --quick --impl solutions completes (%.1f s)",
+             secs);
+    check(status == 0, what, status == 0 ? NULL : out);
+    free(out);
+}
+
 int selftest(const struct course *c)
 {
     printf("The course's own checks\n");
@@ -233,6 +268,8 @@ int selftest(const struct course *c)
         grade(c, ch, "");
         grade(c, ch, ch->id);
     }
+    printf("\nThe benchmarks, quick, on the reference\n");
+    bench_quick(c);
     printf("\nThe grader itself: unit tests, then end to end (commands, dashboard, watch)\n");
     unit_tests(c);
     e2e(c, "commands.sh");

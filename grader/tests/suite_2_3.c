@@ -35,6 +35,13 @@ Test(ch2_3, fcollect_hybrid, .description = "hybrid allgather (one node: direct 
     every_size("fcollect", "hybrid");
 }
 
+Test(ch2_3, fcollect_oneshot, .description = "one-shot allgather (each PE reads every peer's staged block): every size, in place too, and 1000 calls in a row with broadcasts between")
+{
+    every_size("fcollect", "oneshot");
+    expect_ok_on(CH, PROG, "back_to_back", ARGS("oneshot", "world", "1000"), NULL, 30,
+                 (int[]){3, 8, END_PES});
+}
+
 Test(ch2_3, fcollect_auto, .description = "tshmem_fcollectmem, the selector's choice: every size, in place too")
 {
     every_size("fcollect", "auto");
@@ -132,10 +139,14 @@ Test(ch2_3, bad_buffers_are_errors, .description = "a dest off the heap or too s
                  ARGS("tshmem_fcollectmem: source", "overlaps dest"));
 }
 
-Test(ch2_3, bad_algorithm_is_an_error, .description = "an algorithm that is not ring, direct, hybrid or auto stops with a clear error")
+Test(ch2_3, bad_algorithm_is_an_error, .description = "an algorithm that is not ring, direct, hybrid, one-shot (fcollect) or auto stops with a clear error, and so does one-shot across nodes")
 {
     expect_error(CH, PROG, 2, "bad_args", ARGS("algo"), NULL, TSHMEM_EXIT_ERROR,
                  ARGS("tshmem_fcollectmem_algo: algo 99 is not"));
     expect_error(CH, PROG, 2, "bad_args", ARGS("broadcast_algo"), NULL, TSHMEM_EXIT_ERROR,
                  ARGS("tshmem_broadcastmem_algo: algo 2 is not"));
+    expect_error(CH, PROG, 2, "bad_args", ARGS("oneshot_across"), ENV("TSHMEM_PES_PER_NODE=1"),
+                 TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_fcollectmem_algo: TSHMEM_ALGO_ONESHOT reads every team PE's memory "
+                      "directly, but world PE"));
 }

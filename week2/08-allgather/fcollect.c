@@ -7,6 +7,9 @@
  *   direct  every PE puts its block into every peer's dest and signals: one hop.
  *   hybrid  direct inside each node; a ring of node leaders across nodes; each member pulls
  *           from its leader what the leader received. On one node it is direct.
+ *   oneshot (TSHMEM_ALGO_ONESHOT) for small blocks on one node: every PE copies its block into
+ *           its own stage and publishes it; every PE reads every peer's stage. Nobody writes
+ *           into anyone else's memory: no credits, no contended flag lines, one hop.
  *
  * The rule all three keep, so that calls may follow each other with no barrier: a PE writes
  * into a peer's dest only after that peer has said "I am in this call" (a credit), and a PE
@@ -49,6 +52,19 @@ static void fcollect_hybrid(const struct tshmem_collect_call *call, char *dest, 
     TSHMEM_TODO("Hybrid", "direct push inside the node, then a ring of node leaders; members pull each group their leader announces");
 }
 
+/* TODO (chapter 2.3, "One-shot pull"): helpers: how many stage pieces this PE has published on each team */
+
+/* Piece k goes through stage k % 2. A PE overwrites stage k % 2 with piece k + 2 only after it
+ * has read every peer's piece k + 1; a peer publishes k + 1 only after reading everybody's
+ * piece k. So no reader can still be inside the stage that is overwritten: a PE never waits for
+ * its readers, and it may leave the call as soon as it holds every block. */
+static void fcollect_oneshot(const struct tshmem_collect_call *call, char *dest, const char *source,
+                             size_t nbytes)
+{
+    (void)call; (void)dest; (void)source; (void)nbytes;
+    TSHMEM_TODO("One-shot pull", "piece by piece: copy into your stage k % 2, publish tag(k, DATA) with release, copy every peer's stage into your dest once it shows that tag");
+}
+
 int tshmem_fcollectmem_algo(tshmem_team_t team, void *dest, const void *source, size_t nbytes,
                             enum tshmem_algo algo)
 {
@@ -59,6 +75,8 @@ int tshmem_fcollectmem_algo(tshmem_team_t team, void *dest, const void *source, 
         fcollect_ring(&call, dest, source, nbytes);
     else if (algo == TSHMEM_ALGO_DIRECT)
         fcollect_direct(&call, dest, source, nbytes);
+    else if (algo == TSHMEM_ALGO_ONESHOT)
+        fcollect_oneshot(&call, dest, source, nbytes);
     else
         fcollect_hybrid(&call, dest, source, nbytes);
     return 0;

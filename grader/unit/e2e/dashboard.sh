@@ -10,9 +10,13 @@ tmux_socket=tshmem-e2e-$$
 screen=$course/screen.txt
 T() { tmux -L "$tmux_socket" "$@"; }
 
-# A terminal of W x H running a plain shell in the copy.
+# A terminal of W x H running a plain shell in the copy. Each on a server of its own: a new
+# session on the socket of a server still shutting down can die with it (seen under load).
+terminals=0
 terminal() {
   T kill-server 2>/dev/null
+  terminals=$((terminals + 1))
+  tmux_socket=tshmem-e2e-$$-$terminals
   T -f /dev/null new-session -d -x "$1" -y "$2" -s e2e \
     "cd '$course' && env PS1='$ ' LANG=C.UTF-8 NO_PROGRESS=1 bash --norc --noprofile"
   T set-option -g status off

@@ -110,16 +110,18 @@ void tshmem_reduce_begin(struct tshmem_reduce_call *c, const char *func, tshmem_
 /* BEGIN SOLUTION (The selector): the crossover table, measured, and the choice it makes */
 /* For teams of up to max_pes PEs: one-shot up to oneshot_max bytes, else recursive doubling up
  * to rd_max bytes, else the bandwidth algorithm: two-shot when the whole team shares this node
- * (direct loads and stores reach every PE), the ring when it spans nodes. The 2-PE row was
- * measured with bench_2_2; the others follow the cost model fitted to it (book 2.2, "The
- * selector"). */
+ * (direct loads and stores reach every PE), the ring when it spans nodes. Every row was measured
+ * with bench_2_2 (each algorithm forced, same run): 2 PEs on a 2-core machine, 8 and 16 PEs on
+ * a 32-core one; the crossover sits between the last size where RD wins and the first where
+ * two-shot does (book: performance guide, "Crossovers"). One-shot never won: its n - 1 loads
+ * of every peer's vector cost more than RD's log2 n exchanges even at 8 bytes. */
 static const struct crossover {
     int max_pes;
     size_t oneshot_max, rd_max;
 } crossovers[] = {
-    {2, 0, 256},        /* measured: RD ahead up to 128 B, two-shot from 512 B; never one-shot */
-    {8, 512, 512},      /* model: one-shot's 2 steps beat 2-3 RD rounds while loads are few */
-    {1 << 30, 0, 4096}, /* model: one-shot's n-1 signals per step cost more than log2 n rounds */
+    {2, 0, 256},        /* measured: RD ahead up to 128 B, two-shot from 512 B */
+    {8, 0, 1024},       /* measured at 8 PEs: RD ahead up to 512 B, two-shot from 2 KiB */
+    {1 << 30, 0, 2048}, /* measured at 16 PEs: RD ahead up to 2 KiB, two-shot from 8 KiB */
 };
 
 static enum tshmem_algo select_algo(const struct tshmem_reduce_call *c)

@@ -7,6 +7,9 @@
  *   direct  every PE puts its block into every peer's dest and signals: one hop.
  *   hybrid  direct inside each node; a ring of node leaders across nodes; each member pulls
  *           from its leader what the leader received. On one node it is direct.
+ *   oneshot (TSHMEM_ALGO_ONESHOT) for small blocks on one node: every PE copies its block into
+ *           its own stage and publishes it; every PE reads every peer's stage. Nobody writes
+ *           into anyone else's memory: no credits, no contended flag lines, one hop.
  *
  * The rule all three keep, so that calls may follow each other with no barrier: a PE writes
  * into a peer's dest only after that peer has said "I am in this call" (a credit), and a PE
@@ -206,6 +209,47 @@ static void fcollect_hybrid(const struct tshmem_collect_call *call, char *dest, 
     /* END SOLUTION */
 }
 
+/* BEGIN SOLUTION (One-shot pull): helpers: how many stage pieces this PE has published on each team */
+/* How many stage pieces this PE has published on each team. Every member publishes the same
+ * pieces in the same order (nbytes is alike), so the counters agree without a word. */
+static uint64_t pieces_on_team[TSHMEM_MAX_TEAMS];
+/* END SOLUTION */
+
+/* Piece k goes through stage k % 2. A PE overwrites stage k % 2 with piece k + 2 only after it
+ * has read every peer's piece k + 1; a peer publishes k + 1 only after reading everybody's
+ * piece k. So no reader can still be inside the stage that is overwritten: a PE never waits for
+ * its readers, and it may leave the call as soon as it holds every block. */
+static void fcollect_oneshot(const struct tshmem_collect_call *call, char *dest, const char *source,
+                             size_t nbytes)
+{
+    /* BEGIN SOLUTION (One-shot pull): piece by piece: copy into your stage k % 2, publish tag(k, DATA) with release, copy every peer's stage into your dest once it shows that tag */
+    int n = call->n, me = call->me;
+    struct tshmem_stage *stages = tshmem_g.reserved->stage[call->team];
+    char *mine = dest + (size_t)me * nbytes;
+    for (size_t off = 0; off < nbytes; off += TSHMEM_STAGE_BYTES) {
+        size_t len = nbytes - off < TSHMEM_STAGE_BYTES ? nbytes - off : TSHMEM_STAGE_BYTES;
+        uint64_t k = ++pieces_on_team[call->team], ready = tag(k, DATA);
+        struct tshmem_stage *st = &stages[k % 2];
+        memcpy(st->data, source + off, len);
+        /* Release: a peer that sees `ready` sees the bytes before it. */
+        atomic_store_explicit(tshmem_atomic(&st->ready.value), ready, memory_order_release);
+        if (source != mine)
+            memcpy(mine + off, source + off, len);
+        /* Read the peers from my successor on, so that not everybody queues at PE 0. */
+        for (int s = 1; s < n; s++) {
+            int j = (me + s) % n;
+            struct tshmem_stage *peer = tshmem_ptr(st, tshmem_collect_pe(call, j));
+            struct tshmem_spin spin;
+            tshmem_spin_init(&spin, call->func, &peer->ready.value);
+            while (atomic_load_explicit(tshmem_atomic(&peer->ready.value), memory_order_acquire) <
+                   ready)
+                tshmem_spin_pause(&spin);
+            memcpy(dest + (size_t)j * nbytes + off, peer->data, len);
+        }
+    }
+    /* END SOLUTION */
+}
+
 int tshmem_fcollectmem_algo(tshmem_team_t team, void *dest, const void *source, size_t nbytes,
                             enum tshmem_algo algo)
 {
@@ -233,11 +277,19 @@ int tshmem_fcollectmem_algo(tshmem_team_t team, void *dest, const void *source, 
                     source, dest, total);
     if (algo == TSHMEM_ALGO_AUTO)
         algo = tshmem_collect_select(TSHMEM_COLLECT_FCOLLECT, &call, nbytes);
-    if (algo != TSHMEM_ALGO_RING && algo != TSHMEM_ALGO_DIRECT && algo != TSHMEM_ALGO_HYBRID)
+    if (algo != TSHMEM_ALGO_RING && algo != TSHMEM_ALGO_DIRECT && algo != TSHMEM_ALGO_HYBRID &&
+        algo != TSHMEM_ALGO_ONESHOT)
         tshmem_fail(func,
                     "algo %d is not an fcollect algorithm: use TSHMEM_ALGO_AUTO, _RING, "
-                    "_DIRECT or _HYBRID.",
+                    "_DIRECT, _HYBRID or _ONESHOT.",
                     (int)algo);
+    /* One-shot reads the peers' stages with plain loads: they must share this node. */
+    for (int j = 0; algo == TSHMEM_ALGO_ONESHOT && j < call.n; j++)
+        if (!tshmem_ptr(tshmem_g.reserved->stage, tshmem_collect_pe(&call, j)))
+            tshmem_fail(func,
+                        "TSHMEM_ALGO_ONESHOT reads every team PE's memory directly, but world PE "
+                        "%d is on another node: use TSHMEM_ALGO_AUTO or _HYBRID for this team.",
+                        tshmem_collect_pe(&call, j));
     /* Direct and hybrid keep one from[] word per team PE in the reserved area. */
     if (algo != TSHMEM_ALGO_RING && call.n > TSHMEM_COLL_MAX_PES)
         tshmem_fail(func, "team %d has %d PEs; only TSHMEM_ALGO_RING handles more than %d.", team,
@@ -254,6 +306,8 @@ int tshmem_fcollectmem_algo(tshmem_team_t team, void *dest, const void *source, 
         fcollect_ring(&call, dest, source, nbytes);
     else if (algo == TSHMEM_ALGO_DIRECT)
         fcollect_direct(&call, dest, source, nbytes);
+    else if (algo == TSHMEM_ALGO_ONESHOT)
+        fcollect_oneshot(&call, dest, source, nbytes);
     else
         fcollect_hybrid(&call, dest, source, nbytes);
     return 0;

@@ -11,12 +11,19 @@
 /* The crossover table. The first row that matches the operation, whether the team spans nodes,
  * and has min_pes <= team size and min_bytes <= nbytes wins; put larger thresholds first.
  *
- * Where the rows come from (the book, "The selector", has the numbers): bench_2_3 on 2 PEs,
- * 8 B to 64 MiB, and on 3 and 4 PEs (more PEs than the 2 cores of the course's machine, so
- * only a rough guide). On one node the ring never beat direct beyond the noise, at any size:
- * every byte costs one copy either way, and direct pays one hop of latency where the ring pays
- * n - 1. Across nodes the cost model decides until chapter 2.5 can measure: a direct push
- * sends each block to every PE of another node separately, the hybrid once per node. */
+ * Where the rows come from (the performance guide, "Crossovers", has the tables): bench_2_3,
+ * every algorithm forced in the same run, on 2 PEs (a 2-core machine) and on 8 and 16 PEs (a
+ * 32-core one). On one node:
+ *   fcollect   one-shot wins while blocks are small: up to 4 KiB per PE on 8 PEs, 8 KiB on
+ *              16 (2 to 7x direct: nobody writes into a peer's memory); at 16 KiB per PE on
+ *              8 PEs direct push won 3 runs of 4; the ring from 32 KiB to 256 KiB per PE (one
+ *              neighbour per PE keeps the caches and the memory system calm); direct from
+ *              512 KiB per PE. On 2 PEs one-shot wins up to 128 B per PE.
+ *   broadcast  direct (everyone pulls from the root) up to 2 KiB and from 2 MiB; in between the
+ *              hybrid's chunked pulls from the root (on one node its leader) win by 20-50%
+ *              on 8 and 16 PEs. Not measured on 3-7 PEs: those take the 2-PE rows.
+ * Across nodes the cost model decides until chapter 2.5 can measure: a direct push sends each
+ * block to every PE of another node separately, the hybrid once per node. */
 /* clang-format off */
 static const struct crossover {
     enum tshmem_collect_op op;
@@ -25,11 +32,18 @@ static const struct crossover {
     size_t min_bytes; /* per PE for fcollect, the message for broadcast */
     enum tshmem_algo algo;
 } crossovers[] = {
-    /* op                     across  pes  bytes  algorithm */
-    {TSHMEM_COLLECT_FCOLLECT,  0,      1,   0,     TSHMEM_ALGO_DIRECT},
-    {TSHMEM_COLLECT_FCOLLECT,  1,      1,   0,     TSHMEM_ALGO_HYBRID},
-    {TSHMEM_COLLECT_BROADCAST, 0,      1,   0,     TSHMEM_ALGO_DIRECT},
-    {TSHMEM_COLLECT_BROADCAST, 1,      1,   0,     TSHMEM_ALGO_HYBRID},
+    /* op                     across  pes  bytes       algorithm */
+    {TSHMEM_COLLECT_FCOLLECT,  0,      8,   512 << 10,  TSHMEM_ALGO_DIRECT},
+    {TSHMEM_COLLECT_FCOLLECT,  0,      8,   32 << 10,   TSHMEM_ALGO_RING},
+    {TSHMEM_COLLECT_FCOLLECT,  0,      8,   16 << 10,   TSHMEM_ALGO_DIRECT},
+    {TSHMEM_COLLECT_FCOLLECT,  0,      8,   0,          TSHMEM_ALGO_ONESHOT},
+    {TSHMEM_COLLECT_FCOLLECT,  0,      1,   256,        TSHMEM_ALGO_DIRECT},
+    {TSHMEM_COLLECT_FCOLLECT,  0,      1,   0,          TSHMEM_ALGO_ONESHOT},
+    {TSHMEM_COLLECT_FCOLLECT,  1,      1,   0,          TSHMEM_ALGO_HYBRID},
+    {TSHMEM_COLLECT_BROADCAST, 0,      8,   2 << 20,    TSHMEM_ALGO_DIRECT},
+    {TSHMEM_COLLECT_BROADCAST, 0,      8,   8 << 10,    TSHMEM_ALGO_HYBRID},
+    {TSHMEM_COLLECT_BROADCAST, 0,      1,   0,          TSHMEM_ALGO_DIRECT},
+    {TSHMEM_COLLECT_BROADCAST, 1,      1,   0,          TSHMEM_ALGO_HYBRID},
 };
 /* clang-format on */
 
