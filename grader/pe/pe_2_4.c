@@ -268,6 +268,8 @@ static void bad(int argc, char **argv)
         tshmem_wait(&r);
         tshmem_wait(&r);
     } else if (strcmp(kind, "null") == 0) {
+        tshmem_allreduce_nb(TSHMEM_TEAM_WORLD, x, x, 64, TSHMEM_DTYPE_FLOAT, TSHMEM_OP_SUM, &r);
+        tshmem_wait(&r);
         tshmem_wait(NULL);
     } else if (strcmp(kind, "stale") == 0) { /* a copy of a handle that was already completed */
         tshmem_allreduce_nb(TSHMEM_TEAM_WORLD, x, x, 64, TSHMEM_DTYPE_FLOAT, TSHMEM_OP_SUM, &r);

@@ -37,6 +37,7 @@ int tshmem_init(void)
 void tshmem_finalize(void)
 {
     tshmem_require_live(__func__);
+    tshmem_progress_finalize(); /* 2.4: no request in flight; the progress thread ends */
     TSHMEM_TODO("Shutting down", "wait for every PE, unmap the heap, free the teams, finalize MPI if we started it");
 }
 

@@ -137,14 +137,14 @@ int tshmem_allreduce_nb(tshmem_team_t team, void *dest, const void *source, size
         tshmem_fail(func, "PE %d passed req = NULL: pass the address of a tshmem_request_t to "
                     "receive the request.", tshmem_g.my_pe);
     *req = TSHMEM_REQUEST_NULL;
+    nb.n_started++;
+    struct tshmem_request *r = NULL;
+    /* BEGIN SOLUTION (Requests): check the call as 2.2 does, take a free request r of the pool (stop if none), give the call its chunk numbers on the team, fill r in (done at once if count is 0) */
     struct tshmem_reduce_call call;
     /* The checks of 2.2 (membership, type, op, sizes, symmetric and non-overlapping buffers).
      * It also takes a number of the blocking calls' sequence, which blocking calls then skip:
      * every PE skips the same one, so they stay matched. */
     tshmem_reduce_begin(&call, func, team, dest, source, count, dtype, op);
-    nb.n_started++;
-    struct tshmem_request *r = NULL;
-    /* BEGIN SOLUTION (Requests): take a free request r of the pool (stop if none), give the call its chunk numbers on the team, fill r in (done at once if count is 0) */
     pthread_mutex_lock(&nb.lock);
     if (nb.in_use < TSHMEM_MAX_REQUESTS)
         for (int i = 0; i < TSHMEM_MAX_REQUESTS && r == NULL; i++)
