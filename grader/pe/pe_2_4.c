@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "pe_test.h"
+#include "tshmem_internal.h" /* white box: a team made by hand (the course has no team split yet) */
 #include "tshmem_train.h"
 
 enum kind { FLOAT_SUM, DOUBLE_SUM, INT64_SUM, FLOAT_MAX, N_KINDS };
@@ -48,17 +49,17 @@ static double value_of(enum kind k, const void *buf, size_t i)
 }
 
 /* Checks dest against the combination of every PE's source; returns 0 or the failures. */
-static int verify(enum kind k, const void *dest, size_t count, int n, unsigned salt,
-                  const char *what)
+static int verify_pes(enum kind k, const void *dest, size_t count, int pe0, int n,
+                      unsigned salt, const char *what)
 {
     void *one = malloc(kind_size(k) * (count ? count : 1));
     double *want = calloc(count ? count : 1, sizeof(double));
     int64_t *iwant = calloc(count ? count : 1, sizeof(int64_t)); /* int64: exact, as integers */
-    for (int pe = 0; pe < n; pe++) {
+    for (int pe = pe0; pe < pe0 + n; pe++) {
         fill(k, one, count, pe, salt);
         for (size_t i = 0; i < count; i++) {
             double v = value_of(k, one, i);
-            want[i] = pe == 0 ? v : k == FLOAT_MAX ? fmax(want[i], v) : want[i] + v;
+            want[i] = pe == pe0 ? v : k == FLOAT_MAX ? fmax(want[i], v) : want[i] + v;
             if (k == INT64_SUM)
                 iwant[i] += ((const int64_t *)one)[i];
         }
@@ -83,6 +84,13 @@ static int verify(enum kind k, const void *dest, size_t count, int n, unsigned s
     free(one);
     free(want);
     return bad;
+}
+
+/* The same for the world PEs 0 .. n-1. */
+static int verify(enum kind k, const void *dest, size_t count, int n, unsigned salt,
+                  const char *what)
+{
+    return verify_pes(k, dest, count, 0, n, salt, what);
 }
 
 static int parse_counts(const char *list, size_t *counts, int cap)
@@ -174,6 +182,11 @@ static void nb(int argc, char **argv)
                 info[nr] = (struct req_info){(enum kind)k, counts[c], ip, tshmem_malloc(bytes),
                                              NULL};
                 info[nr].dst = ip ? info[nr].src : tshmem_malloc(bytes);
+                if (!info[nr].src || !info[nr].dst) {
+                    FAIL("PE %d: no room for %zu bytes in the symmetric heap: run with a larger "
+                         "TSHMEM_SYMMETRIC_SIZE", me, bytes);
+                    return;
+                }
                 nr++;
             }
     STEP("%d requests per round, %d rounds, waits %s", nr, rounds, order);
@@ -251,6 +264,68 @@ static void busy(int argc, char **argv)
         if (verify(FLOAT_SUM, a, count, n, (unsigned)round, "non-blocking sum") ||
             verify(FLOAT_MAX, b, count, n, (unsigned)round + 7, "non-blocking max"))
             return;
+        tshmem_barrier_all();
+    }
+    tshmem_finalize();
+}
+
+/* A team made by hand, as tshmem_team_split_strided will make it: world PEs 1 .. n-1. White
+ * box: the runtime's team table (chapter 1.1). */
+static tshmem_team_t team_but_pe0(void)
+{
+    enum { HANDLE = 5 };
+    struct tshmem_team *t = &tshmem_g.teams[HANDLE];
+    int n = tshmem_n_pes();
+    t->pes = malloc(sizeof(int) * (size_t)n);
+    t->n_pes = 0;
+    t->my_pe = -1;
+    t->sync_seq = 0;
+    for (int pe = 1; pe < n; pe++) {
+        if (pe == tshmem_my_pe())
+            t->my_pe = t->n_pes;
+        t->pes[t->n_pes++] = pe;
+    }
+    return HANDLE;
+}
+
+/* teams ROUNDS: requests on WORLD and on a team of every PE but 0, interleaved and in flight
+ * together: PE 0's progress thread runs the world calls back to back while the others run a
+ * team call between two world calls, so a world piece can arrive while a PE is busy with the
+ * other team: the shared landing zone must be granted before anyone writes into it. */
+static void teams(int argc, char **argv)
+{
+    int rounds = argc > 2 ? atoi(argv[2]) : 5;
+    pe_init();
+    int me = tshmem_my_pe(), n = tshmem_n_pes();
+    tshmem_team_t sub = team_but_pe0();
+    enum { PAIRS = 4 };
+    size_t count = 70000; /* floats: several chunks */
+    float *w[PAIRS], *b[PAIRS];
+    for (int i = 0; i < PAIRS; i++) {
+        w[i] = tshmem_malloc(count * sizeof(float));
+        b[i] = tshmem_malloc(count * sizeof(float));
+    }
+    for (int r = 0; r < rounds; r++) {
+        tshmem_request_t reqs[2 * PAIRS];
+        int nr = 0;
+        for (int i = 0; i < PAIRS; i++) {
+            fill(FLOAT_SUM, w[i], count, me, (unsigned)(r * 10 + i));
+            tshmem_allreduce_nb(TSHMEM_TEAM_WORLD, w[i], w[i], count, TSHMEM_DTYPE_FLOAT,
+                                TSHMEM_OP_SUM, &reqs[nr++]);
+            if (me > 0) {
+                fill(FLOAT_SUM, b[i], count, me, (unsigned)(r * 10 + i + 5));
+                tshmem_allreduce_nb(sub, b[i], b[i], count, TSHMEM_DTYPE_FLOAT, TSHMEM_OP_SUM,
+                                    &reqs[nr++]);
+            }
+        }
+        complete_all(reqs, nr, "random");
+        for (int i = 0; i < PAIRS; i++) {
+            if (verify(FLOAT_SUM, w[i], count, n, (unsigned)(r * 10 + i), "world call"))
+                return;
+            if (me > 0 && verify_pes(FLOAT_SUM, b[i], count, 1, n - 1,
+                                     (unsigned)(r * 10 + i + 5), "call on the team of PEs 1..n-1"))
+                return;
+        }
         tshmem_barrier_all();
     }
     tshmem_finalize();
@@ -407,7 +482,8 @@ static void train(int argc, char **argv)
 int main(int argc, char **argv)
 {
     static const struct scenario list[] = {
-        {"nb", nb}, {"busy", busy}, {"bad", bad}, {"train", train}, {NULL, NULL},
+        {"nb", nb}, {"busy", busy}, {"teams", teams}, {"bad", bad}, {"train", train},
+        {NULL, NULL},
     };
     return pe_main(argc, argv, list);
 }

@@ -48,6 +48,11 @@ Test(ch2_4, large_count, .description = "allreduce_nb: 2^20+3 elements of every 
                  ENV("TSHMEM_SYMMETRIC_SIZE=80M"), 30, (int[]){2, 3, END_PES});
 }
 
+Test(ch2_4, two_teams_share_the_landing_zone, .description = "allreduce_nb on WORLD and on a team of PEs 1..n-1, interleaved, 8 in flight: a piece may land only after its receiver granted the chunk")
+{
+    expect_ok_on(CH, PROG, "teams", ARGS("8"), NULL, 30, (int[]){3, 4, END_PES});
+}
+
 Test(ch2_4, progress_while_the_program_works, .description = "in flight during blocking allreduces and puts on the same team, and done after 0.5 s without any tshmem call (a progress thread)")
 {
     expect_ok_on(CH, PROG, "busy", ARGS("-"), NULL, 30, (int[]){2, 3, END_PES});
