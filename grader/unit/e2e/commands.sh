@@ -130,7 +130,7 @@ expect "a change to a passed chapter re-checks it" "$out" \
   "1.1 passed before and fails now"
 "$G" card >"$out" 2>&1
 expect "the card shows the regression as in progress" "$out" "| 🚧 | 1.1 | Initialization & bootstrap |" \
-  "(broke since it passed)" "| ⬜ | 1.2 |" "| ⬜ | 2.4 | Overlapping communication | | *coming* |"
+  "(broke since it passed)" "| ⬜ | 1.2 |" "| ⬜ | 2.5 | Multi-node | | *coming* |"
 "$G" card --week 2 >"$out" 2>&1
 if grep -q "| 1.1 |" "$out"; then not_ok "card --week 2 shows week 2 only" "$(cat "$out")"
 else expect "card --week 2 shows week 2 only" "$out" "| 2.1 |"; fi
