@@ -74,7 +74,7 @@ struct train_ctx {
     struct tshmem_mlp mpi_model; /* the same model, stepped with MPI's allreduces */
     MPI_Request req[TSHMEM_MLP_MAX_LAYERS];
     float *x;
-    int *y, n_local, global_n, n_inputs;
+    int *y, n_local, global_n;
     enum mode mode;
 };
 
@@ -132,7 +132,7 @@ static void train_bench(const struct bench_opts *o, int n)
      * PE, so that the allreduce is a visible part of the step. */
     int width = o->quick ? 512 : 1024, layers = 4, per_pe = 1;
     int dims[] = {16, width, width, width, N_CLASSES};
-    struct train_ctx c = {.n_local = per_pe, .global_n = per_pe * n, .n_inputs = dims[0]};
+    struct train_ctx c = {.n_local = per_pe, .global_n = per_pe * n};
     size_t cap = 0; /* one bucket per layer */
     tshmem_ddp_init(&c.ddp[0], TSHMEM_TEAM_WORLD, layers, dims, 1, cap, 0);
     tshmem_ddp_init(&c.ddp[1], TSHMEM_TEAM_WORLD, layers, dims, 1, cap, 1);
@@ -190,7 +190,7 @@ int main(int argc, char **argv)
     size_t sizes[64];
     int n_sizes = bench_wanted(&o, "allreduce_nb") ? bench_sizes(&o, sizes, 64) : 0;
     for (int s = 0; s < n_sizes; s++) {
-        c.count = sizes[s] / sizeof(float) ? sizes[s] / sizeof(float) : 1;
+        c.count = sizes[s] >= sizeof(float) ? sizes[s] / sizeof(float) : 1;
         size_t bytes = c.count * sizeof(float);
         int iters = bench_iters(&o, bytes);
         nb_prepare(&c, 0);

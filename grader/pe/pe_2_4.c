@@ -64,26 +64,26 @@ static int verify_pes(enum kind k, const void *dest, size_t count, int pe0, int 
                 iwant[i] += ((const int64_t *)one)[i];
         }
     }
-    int bad = 0;
-    for (size_t i = 0; i < count && bad == 0; i++) {
+    int n_bad = 0;
+    for (size_t i = 0; i < count && n_bad == 0; i++) {
         double seen = value_of(k, dest, i);
         if (k == INT64_SUM) {
             if (((const int64_t *)dest)[i] != iwant[i]) {
                 FAIL("%s (%s, count %zu): element %zu is %lld, expected %lld", what,
                      kind_name[k], count, i, (long long)((const int64_t *)dest)[i],
                      (long long)iwant[i]);
-                bad++;
+                n_bad++;
             }
         } else if (seen != want[i]) {
             FAIL("%s (%s, count %zu): element %zu is %.17g, expected %.17g", what, kind_name[k],
                  count, i, seen, want[i]);
-            bad++;
+            n_bad++;
         }
     }
     free(iwant);
     free(one);
     free(want);
-    return bad;
+    return n_bad;
 }
 
 /* The same for the world PEs 0 .. n-1. */

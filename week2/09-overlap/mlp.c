@@ -146,8 +146,10 @@ double tshmem_mlp_forward(struct tshmem_mlp *m, const float *x, const int *y, in
         for (int c = 1; c < k; c++)
             mx = z[c] > mx ? z[c] : mx;
         double sum = 0;
-        for (int c = 0; c < k; c++)
+        int c = 0;
+        do /* at least the max itself: sum >= 1 */
             sum += exp((double)(z[c] - mx));
+        while (++c < k);
         loss += log(sum) + mx - z[y[s]];
     }
     return loss;
