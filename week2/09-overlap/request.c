@@ -56,8 +56,9 @@ static struct tshmem_request *request_check(const char *func, tshmem_request_t *
         tshmem_fail(func, "PE %d passed a request that is TSHMEM_REQUEST_NULL: it was already "
                     "completed by tshmem_wait or tshmem_test (which set it to NULL), or never "
                     "started. Wait for each request once.", tshmem_g.my_pe);
-    if (r < nb.pool || r >= nb.pool + TSHMEM_MAX_REQUESTS ||
-        (size_t)((char *)r - (char *)nb.pool) % sizeof *r != 0 ||
+    /* Addresses compared as integers: a pointer from elsewhere is not part of the pool array. */
+    uintptr_t at = (uintptr_t)r, first = (uintptr_t)nb.pool;
+    if (at < first || at >= first + sizeof nb.pool || (at - first) % sizeof *r != 0 ||
         r->magic != TSHMEM_REQUEST_MAGIC)
         tshmem_fail(func, "PE %d passed %p, which is not a request in flight: it was completed "
                     "already (through a copy of the handle) or never came from "
