@@ -146,6 +146,23 @@ int tshmem_fcollectmem_algo(tshmem_team_t team, void *dest, const void *source, 
 int tshmem_broadcastmem_algo(tshmem_team_t team, void *dest, const void *source, size_t nbytes,
                              int pe_root, enum tshmem_algo algo);
 
+/* ---- 2.4 Non-blocking collectives (course additions; NVSHMEM: the *_on_stream calls) -------
+ * tshmem_allreduce_nb starts what tshmem_allreduce(team, dest, source, count, dtype, op,
+ * TSHMEM_ALGO_AUTO) does and returns at once; a progress thread of this PE carries it out while
+ * the program computes. dest and source belong to the call until tshmem_test reports it done or
+ * tshmem_wait returns; both then set *req to TSHMEM_REQUEST_NULL. Start non-blocking
+ * collectives in the same order on every PE (as blocking ones); wait for them in any order.
+ * Blocking collectives, puts and gets may run meanwhile: they use other flags and buffers.
+ * At most TSHMEM_MAX_REQUESTS may be in flight per PE; tshmem_finalize stops if any is. */
+typedef struct tshmem_request *tshmem_request_t;
+#define TSHMEM_REQUEST_NULL ((tshmem_request_t)0)
+#define TSHMEM_MAX_REQUESTS 64
+int tshmem_allreduce_nb(tshmem_team_t team, void *dest, const void *source, size_t count,
+                        enum tshmem_dtype dtype, enum tshmem_op op, tshmem_request_t *req);
+int tshmem_test(tshmem_request_t *req, int *done); /* *done = 1 and *req = NULL if complete */
+int tshmem_wait(tshmem_request_t *req);            /* until complete; *req = NULL */
+int tshmem_waitall(tshmem_request_t *reqs, size_t n); /* every non-NULL one of reqs[0..n-1] */
+
 /* ---- 2.5 Multi-node: teams from a split -----------------------------------------------------
  * Collective over the parent team: the members are parent PEs start, start + stride, ...,
  * start + (size - 1) * stride, numbered in that order; *new_team is TSHMEM_TEAM_INVALID on the

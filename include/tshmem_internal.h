@@ -51,6 +51,20 @@ struct tshmem_stage {
     _Alignas(TSHMEM_CACHE_LINE) char data[TSHMEM_STAGE_BYTES];
 };
 
+/* The flags of one team's non-blocking allreduces (2.4), apart from the blocking ones' so that
+ * the progress thread and the program never share a word. Each value is a chunk number of the
+ * team's non-blocking calls (1, 2, 3, ... over every call), so it only grows; from[i] style:
+ * word [i] is written by team PE i only. */
+struct tshmem_nb_flags {
+    _Alignas(TSHMEM_CACHE_LINE) uint64_t grant[TSHMEM_COLL_MAX_PES];  /* "my landing buffer for
+                                                                       * chunk c is free" */
+    _Alignas(TSHMEM_CACHE_LINE) uint64_t piece[TSHMEM_COLL_MAX_PES];  /* "my piece of chunk c is
+                                                                       * in your landing zone" */
+    _Alignas(TSHMEM_CACHE_LINE) uint64_t gather[TSHMEM_COLL_MAX_PES]; /* "my sum of chunk c is
+                                                                       * in your dest" */
+};
+#define TSHMEM_NB_LANDING_BYTES (128u << 10) /* per landing buffer; there are two (2.4) */
+
 /* The start of every PE's slice: symmetric words the runtime itself uses. The user heap begins
  * TSHMEM_RESERVED_BYTES into the slice. */
 struct tshmem_reserved {
@@ -60,6 +74,9 @@ struct tshmem_reserved {
     struct tshmem_coll_flags collect[TSHMEM_MAX_TEAMS];    /* fcollect and broadcast (2.3) */
     struct tshmem_stage stage[TSHMEM_MAX_TEAMS][2];        /* one-shot fcollect (2.3) */
     _Alignas(TSHMEM_HEAP_ALIGN) char scratch[TSHMEM_SCRATCH_BYTES]; /* collectives' landing zone */
+    struct tshmem_nb_flags nb[TSHMEM_MAX_TEAMS];           /* non-blocking allreduce (2.4) */
+    _Alignas(TSHMEM_HEAP_ALIGN) char nb_landing[2][TSHMEM_NB_LANDING_BYTES]; /* its landing
+                                                            * zone, double-buffered (2.4) */
 };
 _Static_assert(sizeof(struct tshmem_reserved) <= TSHMEM_RESERVED_BYTES,
                "the reserved area outgrew TSHMEM_RESERVED_BYTES");
@@ -339,6 +356,28 @@ enum tshmem_collect_op { TSHMEM_COLLECT_FCOLLECT, TSHMEM_COLLECT_BROADCAST };
  * message (broadcast). Every member picks the same one: it depends on collective arguments only. */
 enum tshmem_algo tshmem_collect_select(enum tshmem_collect_op op,
                                        const struct tshmem_collect_call *call, size_t nbytes);
+
+/* ---- 2.4: non-blocking collectives (week2/09-overlap) --------------------------------------
+ * A request is one non-blocking allreduce: checked and numbered by the program's thread
+ * (tshmem_allreduce_nb), carried out by the progress thread (tshmem_nb_allreduce_run), waited
+ * for by the program. Requests live in a fixed pool of TSHMEM_MAX_REQUESTS. */
+#define TSHMEM_REQUEST_MAGIC 0x6e622d7265717565ull /* "nb-reque": a request in use */
+struct tshmem_request {
+    uint64_t magic;                 /* TSHMEM_REQUEST_MAGIC while in use, 0 when free */
+    struct tshmem_reduce_call call; /* the checked call; call.seq is the first chunk number */
+    size_t n_chunks;                /* how many chunk numbers the call takes */
+    int done;                       /* set by the progress thread, under the queue's lock */
+    struct tshmem_request *next;    /* the queue of requests waiting for the progress thread */
+};
+/* The algorithm the progress thread runs for one request (nb_allreduce.c): reduce-scatter then
+ * allgather, chunk by chunk, through the double-buffered nb_landing zone. */
+void tshmem_nb_allreduce_run(const struct tshmem_request *req);
+/* How many chunks a call of `bytes` bytes of elem-byte elements takes on a team of n PEs. */
+size_t tshmem_nb_chunks(size_t bytes, size_t elem, int n);
+/* Called by tshmem_finalize first: stops if requests are in flight, then ends the thread. */
+void tshmem_progress_finalize(void);
+/* How many non-blocking collectives this PE has started (for the training step's checks). */
+uint64_t tshmem_nb_started(void);
 
 /* ---- Written in the chapters, used across them ------------------------------------------------ */
 void tshmem_require_live(const char *func);  /* 1.1: stop unless between init and finalize */

@@ -120,6 +120,7 @@ int tshmem_init(void)
 void tshmem_finalize(void)
 {
     tshmem_require_live(__func__);
+    tshmem_progress_finalize(); /* 2.4: no request in flight; the progress thread ends */
     tshmem_transport_stop(); /* chapter 2.5: off-node operations done, proxy thread stopped */
     /* BEGIN SOLUTION (Shutting down): wait for every PE, unmap the heap, free the teams, finalize MPI if we started it */
     /* No PE may leave while another could still read or write its slice. */
