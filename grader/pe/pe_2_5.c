@@ -1,6 +1,7 @@
 /* pe_2_5.c: the PE side of chapter 2.5's tests: the off-node transport, teams from a split,
  * and the collectives across (virtual) nodes. The suite sets TSHMEM_PES_PER_NODE. */
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -241,6 +242,78 @@ static void atomics(int argc, char **argv)
     int from = (me - per_node() % npes + npes) % npes;
     CHECK(c[0] == (uint64_t)from + 100, "after PE %d's swap my word is %llu, expected %d", from,
           (unsigned long long)c[0], from + 100);
+    tshmem_barrier_all();
+    tshmem_finalize();
+}
+
+/* threads ROUNDS: two threads of each PE reach the other node at once, as the program and
+ * chapter 2.4's progress thread do. Each thread puts its own pattern into its own region of the
+ * off-node partner, quiets, gets it back and compares, and fetch-adds a counter on PE 0, ROUNDS
+ * times. A header followed by the other thread's bytes, or a reply taken by the wrong thread,
+ * shows up as wrong bytes or a wrong count. */
+#define THR_REGION 8192
+struct thr_job {
+    int id, rounds, to;
+    char *buf;         /* symmetric: 2 regions per PE */
+    uint64_t *counter; /* symmetric, counted on PE 0 */
+    char err[200];
+};
+
+static void *thr_main(void *p)
+{
+    struct thr_job *j = p;
+    size_t len = 4099 + (size_t)j->id * 1031;
+    char *region = j->buf + ((size_t)me * 2 + (size_t)j->id) * THR_REGION;
+    unsigned char *src = malloc(len), *back = malloc(len);
+    for (int r = 0; r < j->rounds && !j->err[0]; r++) {
+        for (size_t i = 0; i < len; i++)
+            src[i] = (unsigned char)(me * 31 + j->id * 17 + r * 7 + (int)i);
+        /* Many small puts in a row, without a quiet between them: the window in which the
+         * other thread's messages could slip between a header and its bytes is wide open. */
+        for (size_t off = 0; off < len; off += 61 + (size_t)j->id * 2)
+            tshmem_putmem(region + off, src + off, len - off < 61 + (size_t)j->id * 2 ?
+                          len - off : 61 + (size_t)j->id * 2, j->to);
+        tshmem_quiet();
+        memset(back, 0, len);
+        tshmem_getmem(back, region, len, j->to);
+        for (size_t i = 0; i < len; i++)
+            if (back[i] != src[i]) {
+                snprintf(j->err, sizeof j->err, "thread %d, round %d: byte %zu read back from PE "
+                         "%d is %d, expected %d", j->id, r, i, j->to, back[i], src[i]);
+                break;
+            }
+        tshmem_uint64_atomic_fetch_add(j->counter, 1, 0);
+    }
+    free(src);
+    free(back);
+    return NULL;
+}
+
+static void threads(int argc, char **argv)
+{
+    start();
+    int rounds = argc > 2 ? atoi(argv[2]) : 200;
+    char *buf = tshmem_malloc((size_t)npes * 2 * THR_REGION);
+    uint64_t *counter = tshmem_calloc(1, sizeof(uint64_t));
+    STEP("threads: 2 threads x %d rounds of put, quiet, get, fetch_add to PE %d and PE 0",
+         rounds, off_node_partner(me));
+    struct thr_job jobs[2];
+    pthread_t t[2];
+    for (int k = 0; k < 2; k++) {
+        jobs[k] = (struct thr_job){.id = k, .rounds = rounds, .to = off_node_partner(me),
+                                   .buf = buf, .counter = counter};
+        CHECK_OR_STOP(pthread_create(&t[k], NULL, thr_main, &jobs[k]) == 0,
+                      "PE %d: pthread_create failed", me);
+    }
+    for (int k = 0; k < 2; k++) {
+        pthread_join(t[k], NULL);
+        CHECK(!jobs[k].err[0], "PE %d: %s", me, jobs[k].err);
+    }
+    tshmem_barrier_all();
+    if (me == 0)
+        CHECK(*counter == (uint64_t)npes * 2 * (uint64_t)rounds, "the counter on PE 0 is %llu, "
+              "expected %llu (fetch_adds lost or replies crossed)", (unsigned long long)*counter,
+              (unsigned long long)npes * 2 * (unsigned long long)rounds);
     tshmem_barrier_all();
     tshmem_finalize();
 }
@@ -504,6 +577,7 @@ int main(int argc, char **argv)
         {"atomics", atomics}, {"barrier", barrier},  {"allreduce", allreduce},
         {"collect", collect}, {"split", split},      {"split_bad", split_bad},
         {"idle", idle},     {"no_finalize", no_finalize}, {"kill", kill_one},
+        {"threads", threads},
         {NULL, NULL},
     };
     return pe_main(argc, argv, list);

@@ -54,6 +54,21 @@ Test(ch2_5, fence_order_and_quiet_completion, .description = "puts to one PE acr
     ok_on(L4x2, "fence", ARGS("100"), NULL);
 }
 
+Test(ch2_5, nonblocking_allreduce_across_nodes, .description = "2.4's progress thread and the program's thread talk to the other node at the same time: requests, blocking allreduces and puts all land right")
+{
+    /* pe_2_4's "busy": non-blocking allreduces in flight while the program runs blocking ones
+     * and puts to its neighbour. Across nodes both threads send through your transport. */
+    const char *const env1[] = {L2x1.per_node, NULL}, *const env2[] = {L2x2.per_node, NULL};
+    expect_ok_on(CH, "pe_2_4", "busy", ARGS("-"), env1, 40, (int[]){L2x1.npes, END_PES});
+    expect_ok_on(CH, "pe_2_4", "busy", ARGS("-"), env2, 40, (int[]){L2x2.npes, END_PES});
+}
+
+Test(ch2_5, two_threads_reach_another_node, .description = "two threads of each PE put, quiet, get and fetch_add across nodes at once: no message crosses another thread's")
+{
+    ok_on(L2x1, "threads", ARGS("300"), NULL);
+    ok_on(L2x2, "threads", ARGS("150"), NULL);
+}
+
 Test(ch2_5, atomics_under_contention, .description = "fetch_add and compare_swap from every PE of both nodes on one word: no update lost")
 {
     ok_on(L2x2, "atomics", ARGS("300"), NULL);

@@ -58,7 +58,16 @@ static struct {
     pthread_t thread;
     unsigned char *pending;  /* pending[pe]: we sent pe something that quiet must confirm */
     int n_pending;           /* how many pending[] are set */
-} net;
+    pthread_mutex_t lock;    /* one of this PE's threads at a time sends (see net_lock) */
+} net = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The program's thread and chapter 2.4's progress thread may both reach another node at the
+ * same time. A PUT header and its bytes, a request and its reply, quiet's QUIETs and their
+ * acknowledgements must not interleave with the other thread's, so each tshmem_offnode_* call
+ * holds this lock from its first message to its last. The proxy thread never takes it: it
+ * answers other PEs whatever our own threads are doing. */
+static inline void net_lock(void) { pthread_mutex_lock(&net.lock); }
+static inline void net_unlock(void) { pthread_mutex_unlock(&net.lock); }
 
 static inline uint64_t offset_of(const char *func, const void *addr)
 {
@@ -157,6 +166,7 @@ void tshmem_offnode_put(void *dest, const void *source, size_t nbytes, int pe)
 {
     if (!net.active)
         no_transport("tshmem_putmem", pe);
+    net_lock();
     /* BEGIN SOLUTION (Remote put): send a PUT header and then the bytes to pe's proxy, one chunk at a time; mark pe pending */
     const char *from = source;
     uint64_t offset = offset_of("tshmem_putmem", dest);
@@ -171,12 +181,14 @@ void tshmem_offnode_put(void *dest, const void *source, size_t nbytes, int pe)
     }
     mark_pending(pe);
     /* END SOLUTION */
+    net_unlock();
 }
 
 void tshmem_offnode_get(void *dest, const void *source, size_t nbytes, int pe)
 {
     if (!net.active)
         no_transport("tshmem_getmem", pe);
+    net_lock();
     /* BEGIN SOLUTION (Remote get): ask pe's proxy for the bytes with one GET request and receive them chunk by chunk into dest */
     struct request r = {.op = REQ_GET, .offset = offset_of("tshmem_getmem", source),
                         .nbytes = nbytes};
@@ -194,18 +206,21 @@ void tshmem_offnode_get(void *dest, const void *source, size_t nbytes, int pe)
     /* The proxy read our bytes after applying everything we sent it before this request. */
     clear_pending(pe);
     /* END SOLUTION */
+    net_unlock();
 }
 
 void tshmem_offnode_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     if (!net.active)
         no_transport("tshmem_signal_op", pe);
+    net_lock();
     /* BEGIN SOLUTION (Remote signal and atomics): send a SIGNAL request; the proxy applies it after every earlier request of ours */
     struct request r = {.op = REQ_SIGNAL, .sub = (uint32_t)sig_op,
                         .offset = offset_of("tshmem_signal_op", sig_addr), .value = signal};
     send_request(&r, pe, "tshmem_signal_op");
     mark_pending(pe);
     /* END SOLUTION */
+    net_unlock();
 }
 
 uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, uint64_t cond,
@@ -213,6 +228,8 @@ uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, 
 {
     if (!net.active)
         no_transport("tshmem_uint64_atomic", pe);
+    uint64_t old = 0;
+    net_lock();
     /* BEGIN SOLUTION (Remote signal and atomics): send an AMO request; for a fetching one wait for the proxy's reply */
     struct request r = {.op = REQ_AMO, .sub = (uint32_t)op,
                         .offset = offset_of("tshmem_uint64_atomic", dest), .value = value,
@@ -221,22 +238,27 @@ uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, 
         /* Nothing comes back: like a put, it is complete at the next quiet. */
         send_request(&r, pe, "tshmem_uint64_atomic");
         mark_pending(pe);
-        return 0;
+    } else {
+        MPI_Request req;
+        MPI_Irecv(&old, 1, MPI_UINT64_T, pe, TAG_REPLY, net.comm, &req);
+        send_request(&r, pe, "tshmem_uint64_atomic");
+        wait_request(&req, "tshmem_uint64_atomic", pe);
+        clear_pending(pe);
     }
-    uint64_t old = 0;
-    MPI_Request req;
-    MPI_Irecv(&old, 1, MPI_UINT64_T, pe, TAG_REPLY, net.comm, &req);
-    send_request(&r, pe, "tshmem_uint64_atomic");
-    wait_request(&req, "tshmem_uint64_atomic", pe);
-    clear_pending(pe);
-    return old;
     /* END SOLUTION */
+    net_unlock();
+    return old;
 }
 
 void tshmem_offnode_quiet(void)
 {
-    if (net.n_pending == 0)
-        return; /* nothing sent off-node since the last quiet (always so on one node) */
+    if (!net.active)
+        return; /* every PE on one node: nothing can be pending */
+    net_lock();
+    if (net.n_pending == 0) { /* nothing sent off-node since the last quiet */
+        net_unlock();
+        return;
+    }
     /* BEGIN SOLUTION (Quiet: waiting for acknowledgements): send QUIET to every pending PE, then wait for all their acknowledgements */
     int n = tshmem_g.n_pes, k = 0;
     MPI_Request *acks = malloc(sizeof *acks * (size_t)net.n_pending);
@@ -257,6 +279,7 @@ void tshmem_offnode_quiet(void)
     memset(net.pending, 0, (size_t)n);
     net.n_pending = 0;
     /* END SOLUTION */
+    net_unlock();
 }
 
 /* What the proxy does with one request from PE `from`. It runs on the proxy thread, one
