@@ -222,11 +222,47 @@ int chapter_points(const struct chapter *ch, const char *test)
     return p ? (int)json_integer_value(p) : 1;
 }
 
-int chapter_declared(const struct chapter *ch, int *points)
+/* The tests of a chapter's suite, from its source (grader/tests/suite_X_Y.c): every line that
+ * starts with "Test(" names one, as its second argument. Returns how many, or -1 when the file
+ * cannot be read. */
+static int suite_tests(const struct course *c, const struct chapter *ch, int *points)
 {
+    char path[4400], line[1024];
+    snprintf(path, sizeof path, "%s/grader/tests/%s.c", c->root, ch->suite);
+    FILE *f = ch->suite[0] ? fopen(path, "r") : NULL;
+    if (!f)
+        return -1;
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "Test(", 5) != 0)
+            continue;
+        char *name = strchr(line, ',');
+        if (!name)
+            continue;
+        name += strspn(name, ", \t");
+        size_t len = strcspn(name, ", \t)");
+        if (len == 0 || len >= 128)
+            continue;
+        char test[128];
+        memcpy(test, name, len);
+        test[len] = 0;
+        n++;
+        *points += chapter_points(ch, test);
+    }
+    fclose(f);
+    return n;
+}
+
+int chapter_declared(const struct course *c, const struct chapter *ch, int *points)
+{
+    *points = 0;
+    int n = c ? suite_tests(c, ch, points) : -1;
+    if (n > 0)
+        return n;
+    /* No suite source to read: what the "points" map names. */
     const char *test;
     json_t *p;
-    int n = 0;
+    n = 0;
     *points = 0;
     json_object_foreach(ch->points, test, p)
     {

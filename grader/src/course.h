@@ -73,8 +73,9 @@ const struct chapter *course_find(const struct course *c, const char *id);
 int course_index(const struct course *c, const struct chapter *ch);
 /* Points of a test of the chapter: its "points" entry, else 1. */
 int chapter_points(const struct chapter *ch, const char *test);
-/* The tests "points" names, and their points: what a chapter is worth before its first run. */
-int chapter_declared(const struct chapter *ch, int *points);
+/* What a chapter is worth before its first run: the tests of its suite's source and their
+ * points; where that source cannot be read, the tests "points" names. Returns the test count. */
+int chapter_declared(const struct course *c, const struct chapter *ch, int *points);
 /* The chapters a selector names: "1.3", "week1" or "all" (available ones only), in roadmap
  * order. Returns how many, or -1 after printing (as `cmd`) why it names none. */
 int course_select(const struct course *c, const char *cmd, const char *sel,

@@ -33,7 +33,7 @@ void roadmap_rows(const struct course *c, struct progress *p, struct roadmap_row
         r->vs_mpi = pg_real(bench, "vs_mpi");
         r->vs_ref = pg_real(bench, "vs_ref");
         if (!r->ran || !r->built) /* not run yet: what course.json declares */
-            r->total = chapter_declared(ch, &r->max_points);
+            r->total = chapter_declared(c, ch, &r->max_points);
     }
 }
 

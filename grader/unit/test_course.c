@@ -29,8 +29,14 @@ Test(metadata, points_default_to_one)
     cr_assert_eq(chapter_points(a, "zero"), 0);
     cr_assert_eq(chapter_points(a, "not_listed"), 1);
     int pts = 0;
-    cr_assert_eq(chapter_declared(a, &pts), 2);
+    cr_assert_eq(chapter_declared(&c, a, &pts), 2, "no suite source: the tests points names");
     cr_assert_eq(pts, 3);
+    write_text(root, "grader/tests/suite_1_1.c",
+               "#include \"suite.h\"\nTest(ch1_1, big, .description = \"x\")\n{\n}\n"
+               "static void helper(void) { }\nTest(ch1_1, plain)\n{\n}\n"
+               "Test(ch1_1, zero, .description = \"Test(ch1_1, not_a_test)\")\n{\n}\n");
+    cr_assert_eq(chapter_declared(&c, a, &pts), 3, "the suite's source names 3 tests");
+    cr_assert_eq(pts, 4, "big 3 + plain 1 (not in points) + zero 0");
     course_free(&c);
     remove_tree(root);
 }
