@@ -131,7 +131,7 @@ $(foreach c,$(CHAPTERS),$(eval $(call chapter_rules,$c)))
 # ---- PE-side test programs, linked against the variant's library ------------------------------
 pe-programs: $(PE_PROGS)
 
-$(BUILD)/bin/%: grader/pe/%.c grader/pe/pe_test.h $(HEADERS) $(LIB)
+$(BUILD)/bin/%: grader/pe/%.c $(wildcard grader/pe/*.h) $(HEADERS) $(LIB)
 	@mkdir -p $(@D)
 	$(MPICC) $(CSTD) $(CFLAGS) $(WARN) $(INCLUDE) $< $(LIB) -lpthread -lm -o $@
 

@@ -2,42 +2,10 @@
 #include <math.h>
 #include <time.h>
 
+#include "pe_reduce.h"
 #include "pe_test.h"
 #include "tshmem_internal.h" /* white box: a team made by hand (the course has no team split yet) */
 #include "tshmem_train.h"
-
-enum kind { FLOAT_SUM, DOUBLE_SUM, INT64_SUM, FLOAT_MAX, N_KINDS };
-static const char *kind_name[] = {"float sum", "double sum", "int64 sum", "float max"};
-static const enum tshmem_dtype kind_dtype[] = {TSHMEM_DTYPE_FLOAT, TSHMEM_DTYPE_DOUBLE,
-                                               TSHMEM_DTYPE_INT64, TSHMEM_DTYPE_FLOAT};
-static const enum tshmem_op kind_op[] = {TSHMEM_OP_SUM, TSHMEM_OP_SUM, TSHMEM_OP_SUM,
-                                         TSHMEM_OP_MAX};
-
-static size_t kind_size(enum kind k)
-{
-    return k == FLOAT_SUM || k == FLOAT_MAX ? sizeof(float) : 8;
-}
-
-/* Element i of PE pe's source in request `salt`: integer-valued, so every sum is exact in any
- * order, and different for every PE, index and request. */
-static int64_t base(int pe, size_t i, unsigned salt)
-{
-    return (int64_t)((i * 37u + (unsigned)pe * 101u + salt * 13u) % 2001u) - 1000;
-}
-
-static void fill(enum kind k, void *buf, size_t count, int pe, unsigned salt)
-{
-    for (size_t i = 0; i < count; i++) {
-        int64_t b = base(pe, i, salt);
-        switch (k) {
-        case FLOAT_SUM: ((float *)buf)[i] = (float)b; break;
-        case DOUBLE_SUM: ((double *)buf)[i] = (double)b * 0.25 + pe * 65536.0; break;
-        case INT64_SUM: ((int64_t *)buf)[i] = b * 1000000007LL + ((int64_t)pe << 40); break;
-        case FLOAT_MAX: ((float *)buf)[i] = (float)(b * (pe % 3 + 1)); break;
-        default: break;
-        }
-    }
-}
 
 static double value_of(enum kind k, const void *buf, size_t i)
 {

@@ -2,6 +2,7 @@
 #ifndef SUITE_H
 #define SUITE_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,6 +39,18 @@ static inline void expect_error(const char *ch, const char *prog, int npes, cons
     for (; *needles; needles++)
         JOB_EXPECT_ERROR(&job, status, *needles);
     job_free(&job);
+}
+
+/* Counts /dev/shm entries whose name contains the job id. */
+static inline int shm_entries(const char *job_id)
+{
+    DIR *d = opendir("/dev/shm");
+    int count = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        count += strstr(e->d_name, job_id) != NULL;
+    if (d)
+        closedir(d);
+    return count;
 }
 
 /* A job id of our own, so that a test can look for what the job left in /dev/shm. */

@@ -109,18 +109,6 @@ Test(ch1_2, free_rejects_bad_pointer, .description = "tshmem_free of a pointer i
                  ARGS("tshmem_free: ", "is not a block"));
 }
 
-/* Counts /dev/shm entries whose name contains the job id. */
-static int shm_entries(const char *job_id)
-{
-    DIR *d = opendir("/dev/shm");
-    int count = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-        count += strstr(e->d_name, job_id) != NULL;
-    if (d)
-        closedir(d);
-    return count;
-}
-
 Test(ch1_2, no_shm_left_behind, .description = "the segment is unlinked at init: nothing stays in /dev/shm, even when a PE is killed")
 {
     for (int kill = 0; kill < 2; kill++) {

@@ -157,18 +157,6 @@ Test(ch2_5, finalize_skipped_is_reported, .description = "a PE that leaves main 
                  ARGS("PE 3", "without calling tshmem_finalize"));
 }
 
-/* Counts /dev/shm entries whose name contains the job id. */
-static int shm_entries(const char *job_id)
-{
-    DIR *d = opendir("/dev/shm");
-    int count = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-        count += strstr(e->d_name, job_id) != NULL;
-    if (d)
-        closedir(d);
-    return count;
-}
-
 /* 1 if pid is a live process (a zombie counts as gone). */
 static int alive(int pid)
 {
