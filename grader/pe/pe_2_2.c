@@ -3,7 +3,6 @@
 
 #include "pe_reduce.h"
 #include "pe_test.h"
-#include "tshmem_internal.h" /* white box: a team made by hand (the course has no team split) */
 
 enum { GUARD = 16 }; /* elements past the end of dest that no reduction may touch */
 #define SENTINEL (-7777)
@@ -175,25 +174,6 @@ static size_t parse_counts(const char *list, size_t *counts, int cap, int *n)
             break;
     }
     return max;
-}
-
-/* A team made by hand, as tshmem_team_split_strided would make it: `size` world PEs from
- * `start`, `stride` apart. White box: the runtime's team table (chapter 1.1). */
-static tshmem_team_t team_by_hand(int start, int stride, int size)
-{
-    enum { HANDLE = 5 };
-    struct tshmem_team *t = &tshmem_g.teams[HANDLE];
-    int n = tshmem_n_pes();
-    t->pes = malloc(sizeof(int) * (size_t)n);
-    t->n_pes = 0;
-    t->my_pe = -1;
-    t->sync_seq = 0;
-    for (int pe = start; pe < n && t->n_pes < size; pe += stride) {
-        if (pe == tshmem_my_pe())
-            t->my_pe = t->n_pes;
-        t->pes[t->n_pes++] = pe;
-    }
-    return HANDLE;
 }
 
 static tshmem_team_t team_named(const char *name)

@@ -4,7 +4,6 @@
 
 #include "pe_reduce.h"
 #include "pe_test.h"
-#include "tshmem_internal.h" /* white box: a team made by hand (the course has no team split yet) */
 #include "tshmem_train.h"
 
 static double value_of(enum kind k, const void *buf, size_t i)
@@ -237,25 +236,6 @@ static void busy(int argc, char **argv)
     tshmem_finalize();
 }
 
-/* A team made by hand, as tshmem_team_split_strided will make it: world PEs 1 .. n-1. White
- * box: the runtime's team table (chapter 1.1). */
-static tshmem_team_t team_but_pe0(void)
-{
-    enum { HANDLE = 5 };
-    struct tshmem_team *t = &tshmem_g.teams[HANDLE];
-    int n = tshmem_n_pes();
-    t->pes = malloc(sizeof(int) * (size_t)n);
-    t->n_pes = 0;
-    t->my_pe = -1;
-    t->sync_seq = 0;
-    for (int pe = 1; pe < n; pe++) {
-        if (pe == tshmem_my_pe())
-            t->my_pe = t->n_pes;
-        t->pes[t->n_pes++] = pe;
-    }
-    return HANDLE;
-}
-
 /* teams ROUNDS: requests on WORLD and on a team of every PE but 0, interleaved and in flight
  * together: PE 0's progress thread runs the world calls back to back while the others run a
  * team call between two world calls, so a world piece can arrive while a PE is busy with the
@@ -265,7 +245,7 @@ static void teams(int argc, char **argv)
     int rounds = argc > 2 ? atoi(argv[2]) : 5;
     pe_init();
     int me = tshmem_my_pe(), n = tshmem_n_pes();
-    tshmem_team_t sub = team_but_pe0();
+    tshmem_team_t sub = team_by_hand(1, 1, tshmem_n_pes() - 1);
     enum { PAIRS = 4 };
     size_t count = 70000; /* floats: several chunks */
     float *w[PAIRS], *b[PAIRS];

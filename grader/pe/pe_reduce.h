@@ -1,11 +1,15 @@
-/* pe_reduce.h: the data of the reduction tests (2.2, 2.4): four kinds of element and op, and
- * source values that make every sum exact whatever the order of the additions. */
+/* pe_reduce.h: what the reduction tests (2.2, 2.4) share: four kinds of element and op, source
+ * values that make every sum exact whatever the order of the additions, and a team made by hand
+ * (these chapters come before 2.5's tshmem_team_split_strided). */
 #ifndef PE_REDUCE_H
 #define PE_REDUCE_H
 
 #include <stdint.h>
 
+#include <stdlib.h>
+
 #include "tshmem.h"
+#include "tshmem_internal.h" /* white box: the runtime's team table */
 
 enum kind { FLOAT_SUM, DOUBLE_SUM, INT64_SUM, FLOAT_MAX, N_KINDS };
 static const char *kind_name[] = {"float sum", "double sum", "int64 sum", "float max"};
@@ -41,6 +45,25 @@ static inline void fill(enum kind k, void *buf, size_t count, int pe, unsigned s
         default: break;
         }
     }
+}
+
+/* A team made by hand, as tshmem_team_split_strided would make it: `size` world PEs from
+ * `start`, `stride` apart. White box: the runtime's team table (chapter 1.1). */
+static inline tshmem_team_t team_by_hand(int start, int stride, int size)
+{
+    enum { HANDLE = 5 };
+    struct tshmem_team *t = &tshmem_g.teams[HANDLE];
+    int n = tshmem_n_pes();
+    t->pes = malloc(sizeof(int) * (size_t)n);
+    t->n_pes = 0;
+    t->my_pe = -1;
+    t->sync_seq = 0;
+    for (int pe = start; pe < n && t->n_pes < size; pe += stride) {
+        if (pe == tshmem_my_pe())
+            t->my_pe = t->n_pes;
+        t->pes[t->n_pes++] = pe;
+    }
+    return HANDLE;
 }
 
 #endif

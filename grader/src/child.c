@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "util.h"
 
 extern char **environ;
 
@@ -34,26 +35,13 @@ int child_start(struct child *c, char *const args[], int capture)
         return -1;
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
-    sigset_t none, dflt;
-    sigemptyset(&none);
-    sigemptyset(&dflt);
-    sigaddset(&dflt, SIGINT);
-    sigaddset(&dflt, SIGTERM);
-    sigaddset(&dflt, SIGHUP);
-    sigaddset(&dflt, SIGPIPE);
-    sigaddset(&dflt, SIGWINCH);
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     if (capture) {
         posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
         posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
     }
-    posix_spawnattr_init(&at);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &dflt);
-    posix_spawnattr_setpgroup(&at, 0);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
+    spawn_attr_child(&at, 1);
     int rc = posix_spawnp(&c->pid, argv[0], &fa, &at, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);

@@ -93,19 +93,7 @@ static pid_t spawn_in_root(const struct course *c, char *const argv[], const cha
     posix_spawn_file_actions_adddup2(&fa, fd, 1);
     posix_spawn_file_actions_adddup2(&fa, fd, 2);
     posix_spawn_file_actions_addchdir_np(&fa, c->root);
-    posix_spawnattr_init(&at);
-    sigset_t none, dflt;
-    sigemptyset(&none);
-    sigemptyset(&dflt);
-    sigaddset(&dflt, SIGINT);
-    sigaddset(&dflt, SIGTERM);
-    sigaddset(&dflt, SIGHUP);
-    sigaddset(&dflt, SIGPIPE);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &dflt);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-                                      (own_group ? POSIX_SPAWN_SETPGROUP : 0));
-    posix_spawnattr_setpgroup(&at, 0);
+    spawn_attr_child(&at, own_group);
     char **envp = with_env(env);
     pid_t pid;
     int rc = envp ? posix_spawnp(&pid, argv[0], &fa, &at, argv, envp) : ENOMEM;

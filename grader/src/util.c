@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,4 +175,22 @@ void duration_words(long s, char *buf, size_t len)
         snprintf(buf, len, "%ld min", s / 60);
     else
         snprintf(buf, len, "%ld s", s);
+}
+
+void spawn_attr_child(posix_spawnattr_t *at, int own_group)
+{
+    sigset_t none, dflt;
+    sigemptyset(&none);
+    sigemptyset(&dflt);
+    sigaddset(&dflt, SIGINT);
+    sigaddset(&dflt, SIGTERM);
+    sigaddset(&dflt, SIGHUP);
+    sigaddset(&dflt, SIGPIPE);
+    sigaddset(&dflt, SIGWINCH);
+    posix_spawnattr_init(at);
+    posix_spawnattr_setsigmask(at, &none);
+    posix_spawnattr_setsigdefault(at, &dflt);
+    posix_spawnattr_setpgroup(at, 0);
+    posix_spawnattr_setflags(at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+                                     (own_group ? POSIX_SPAWN_SETPGROUP : 0));
 }

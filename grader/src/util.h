@@ -2,6 +2,7 @@
 #ifndef GRADER_UTIL_H
 #define GRADER_UTIL_H
 
+#include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -25,5 +26,9 @@ void time_stamp(time_t t, char *buf, size_t len);
 time_t time_parse_iso(const char *s); /* (time_t)-1 if it is not one */
 /* "1 h 05 min", "12 min", "40 s" */
 void duration_words(long seconds, char *buf, size_t len);
+/* Attributes for a child the grader starts: no signal blocked, INT, TERM, HUP, PIPE and WINCH
+ * at their defaults (whatever the grader does with them), and a process group of its own when
+ * own_group, so that the terminal's Ctrl-C reaches only the grader, which stops the group. */
+void spawn_attr_child(posix_spawnattr_t *at, int own_group);
 
 #endif
