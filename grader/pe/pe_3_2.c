@@ -63,9 +63,10 @@ static int same_bits(const char *what, int step, int stage, const float *mine, c
     long i = first_difference(mine, ref, n);
     if (i < 0)
         return 1;
-    FAIL("step %d, stage %d: %s[%ld] is %.9g, the single-process run has %.9g (every stage "
-         "must add its micro-batches' gradients in micro-batch order, as the single-process "
-         "run does)", step, stage, what, i, (double)mine[i], (double)ref[i]);
+    FAIL("step %d, stage %d: %s[%ld] is %.9g, the single-process run has %.9g: a wrong "
+         "activation or gradient reached a stage (a slot overwritten before it was read, a "
+         "handoff to the wrong PE), or a stage added its micro-batches' gradients in another "
+         "order than 0, 1, 2, ...", step, stage, what, i, (double)mine[i], (double)ref[i]);
     return 0;
 }
 

@@ -56,6 +56,14 @@ Test(ch3_2, stages_on_a_team, .description = "the pipe on a team of PEs 1 .. n-1
                  30, (int[]){3, 4, END_PES});
 }
 
+Test(ch3_2, stages_across_nodes, .description = "every stage on a virtual node of its own (TSHMEM_PES_PER_NODE=1, the off-node path of 2.5), both schedules, 1 slot; and a gate with 2 PEs per node")
+{
+    expect_ok_on(CH, PROG, "train", ARGS("gpipe,1f1b", "1,5,16", "1", "1", "3", "8"),
+                 ENV("TSHMEM_PES_PER_NODE=1"), 30, (int[]){3, END_PES});
+    expect_ok_on(CH, PROG, "gate", ARGS("1f1b", "1", "16", "2"), ENV("TSHMEM_PES_PER_NODE=2"),
+                 30, (int[]){4, END_PES});
+}
+
 Test(ch3_2, held_stage_stalls_gpipe_upstream, .description = "GPipe, a stage held at a gate: the stage before it sends exactly n_slots micro-batches and waits; every earlier boundary stays within n_slots; nothing passes the gate; then the step ends right (4 PEs, each gate position, 1 and 2 slots)")
 {
     expect_ok_on(CH, PROG, "gate", ARGS("gpipe", "1", "16", "1"), NULL, 30, (int[]){4, END_PES});
