@@ -33,10 +33,9 @@ static void pipe_check(const char *func, const tshmem_pipe_t *p)
                     (const void *)p);
 }
 
-/* Provided: the same, for the calls that move data: this PE must be a stage. */
+/* Provided: after pipe_check, for the calls that move data: this PE must be a stage. */
 static void stage_check(const char *func, const tshmem_pipe_t *p, const void *data)
 {
-    pipe_check(func, p);
     if (p->stage < 0)
         tshmem_fail(func, "PE %d is not a member of the pipe's team (team %d): it holds the "
                     "pipe only to destroy it. Call the handoffs on the team's PEs.",
@@ -141,17 +140,15 @@ static void recv_dir(const char *func, tshmem_pipe_t *p, struct tshmem_pipe_dir 
 
 void tshmem_pipe_send_fwd(tshmem_pipe_t *pipe, const float *act)
 {
-    struct tshmem_pipe_counters *c = pipe ? pipe->counters : NULL;
-    if (!c || pipe->magic != TSHMEM_PIPE_MAGIC)
-        pipe_check(__func__, pipe);
+    pipe_check(__func__, pipe);
+    struct tshmem_pipe_counters *c = pipe->counters;
     send_dir(__func__, pipe, &pipe->fwd, act, &c->fwd_sent, &c->fwd_sending, &c->fwd_ahead_max,
              "the last stage has no stage after it to send an activation to");
 }
 
 void tshmem_pipe_recv_fwd(tshmem_pipe_t *pipe, float *act)
 {
-    if (!pipe || pipe->magic != TSHMEM_PIPE_MAGIC)
-        pipe_check(__func__, pipe);
+    pipe_check(__func__, pipe);
     recv_dir(__func__, pipe, &pipe->fwd, act, &pipe->counters->fwd_received,
              "the first stage has no stage before it to receive an activation from (its "
              "input comes from tshmem_pipe_model_input)");
@@ -159,17 +156,15 @@ void tshmem_pipe_recv_fwd(tshmem_pipe_t *pipe, float *act)
 
 void tshmem_pipe_send_bwd(tshmem_pipe_t *pipe, const float *grad)
 {
-    struct tshmem_pipe_counters *c = pipe ? pipe->counters : NULL;
-    if (!c || pipe->magic != TSHMEM_PIPE_MAGIC)
-        pipe_check(__func__, pipe);
+    pipe_check(__func__, pipe);
+    struct tshmem_pipe_counters *c = pipe->counters;
     send_dir(__func__, pipe, &pipe->bwd, grad, &c->bwd_sent, &c->bwd_sending, &c->bwd_ahead_max,
              "the first stage has no stage before it to send a gradient to");
 }
 
 void tshmem_pipe_recv_bwd(tshmem_pipe_t *pipe, float *grad)
 {
-    if (!pipe || pipe->magic != TSHMEM_PIPE_MAGIC)
-        pipe_check(__func__, pipe);
+    pipe_check(__func__, pipe);
     recv_dir(__func__, pipe, &pipe->bwd, grad, &pipe->counters->bwd_received,
              "the last stage has no stage after it to receive a gradient from (its gradient "
              "comes from the loss)");
