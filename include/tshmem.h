@@ -176,6 +176,42 @@ int  tshmem_team_split_strided(tshmem_team_t parent, int start, int stride, int 
                                tshmem_team_t *new_team);
 void tshmem_team_destroy(tshmem_team_t team); /* collective over the team's members */
 
+/* ---- 3.2 Pipeline-parallel handoff (course additions) ---------------------------------------
+ * The stages of a model on the PEs of a team: stage s is team PE s. A micro-batch's activation
+ * goes forward from stage s to s + 1 and its gradient comes back from s + 1 to s, each as one
+ * put with a signal into one of n_slots slots of the receiver (slots live in the symmetric
+ * heap; 2 = double buffering). A receiver hands each slot back to its sender with a credit, so
+ * a sender never gets more than n_slots micro-batches ahead of its receiver. Each direction of
+ * each boundary counts micro-batches from 1 since the pipe was created, so steps follow each
+ * other with no reset. create and destroy are collective over every PE of the job (they
+ * allocate symmetric memory), with the same arguments everywhere; a PE outside team gets a
+ * handle whose stage is -1, good only for destroy. */
+typedef struct tshmem_pipe tshmem_pipe_t;
+typedef struct {
+    size_t act_elems; /* floats in one micro-batch's activation (and in its gradient) */
+    int n_slots;      /* slots per direction and boundary, at least 1 */
+} tshmem_pipe_config_t;
+#define TSHMEM_PIPE_DEFAULT_SLOTS 2
+#define TSHMEM_PIPE_MAX_SLOTS 64
+tshmem_pipe_t *tshmem_pipe_create(tshmem_team_t team, const tshmem_pipe_config_t *config);
+void tshmem_pipe_destroy(tshmem_pipe_t *pipe);           /* collective, like create */
+int  tshmem_pipe_stage(const tshmem_pipe_t *pipe);       /* this PE's stage, 0 .. n_stages-1 */
+int  tshmem_pipe_n_stages(const tshmem_pipe_t *pipe);
+void tshmem_pipe_send_fwd(tshmem_pipe_t *pipe, const float *act);  /* to stage s + 1 */
+void tshmem_pipe_recv_fwd(tshmem_pipe_t *pipe, float *act);        /* from stage s - 1 */
+void tshmem_pipe_send_bwd(tshmem_pipe_t *pipe, const float *grad); /* to stage s - 1 */
+void tshmem_pipe_recv_bwd(tshmem_pipe_t *pipe, float *grad);       /* from stage s + 1 */
+/* The schedules: one training step's forward and backward passes of n_micro micro-batches
+ * through this PE's stage of the model (include/tshmem_pipe.h), accumulating its gradients.
+ * GPipe: every forward, then every backward. 1F1B: n_stages - s - 1 forwards, then one forward
+ * and one backward in turn, then the remaining backwards. Both return the sum of the
+ * micro-batches' losses on the last stage, 0 on the others. */
+struct tshmem_pipe_model;
+double tshmem_pipe_gpipe(tshmem_pipe_t *pipe, struct tshmem_pipe_model *model, long step,
+                         int n_micro);
+double tshmem_pipe_1f1b(tshmem_pipe_t *pipe, struct tshmem_pipe_model *model, long step,
+                        int n_micro);
+
 /* Exit statuses the runtime uses when it stops a program. */
 #define TSHMEM_EXIT_ERROR 64 /* wrong use of the API or a bad setting: the message says which */
 #define TSHMEM_EXIT_TODO  99 /* a stub that the learner has not written yet was reached */

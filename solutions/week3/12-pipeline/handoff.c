@@ -1,0 +1,246 @@
+/* handoff.c: a pipe between the stages of a model: activations forward, gradients backward.
+ *
+ * Chapter 3.2. Stage s (team PE s) receives micro-batch activations from stage s - 1 into its
+ * forward slots and gradients from stage s + 1 into its backward slots. A handoff is one
+ * tshmem_putmem_signal: the data into the receiver's slot (seq - 1) % n_slots, then the signal
+ * "arrived = seq", where seq counts the micro-batches of that direction since the pipe was
+ * created (1, 2, 3, ...; never reset, so steps follow each other with no barrier). The
+ * receiver copies the slot out and answers with a credit, "credit = seq", on the sender: the
+ * slot may be written again. A sender therefore waits for credit >= seq - n_slots before it
+ * writes micro-batch seq: it is never more than n_slots micro-batches ahead of its receiver,
+ * which is the backpressure that keeps a slow stage from being flooded.
+ *
+ * Every word has one writer: my fwd.arrived is written by the stage before me, my fwd.credit
+ * by the stage after me (and the other way round for bwd), and my counters by me.
+ */
+#define TSHMEM_CHAPTER "3.2"
+#include <stdlib.h>
+#include <string.h>
+
+#include "tshmem_internal.h"
+#include "tshmem_pipe.h"
+
+/* Provided: the check every call on a pipe starts with. */
+static void pipe_check(const char *func, const tshmem_pipe_t *p)
+{
+    tshmem_require_live(func);
+    if (p == NULL)
+        tshmem_fail(func, "PE %d passed pipe = NULL: pass the pipe that tshmem_pipe_create "
+                    "returned.", tshmem_g.my_pe);
+    if (p->magic != TSHMEM_PIPE_MAGIC)
+        tshmem_fail(func, "PE %d passed %p, which is not a live pipe: it did not come from "
+                    "tshmem_pipe_create, or tshmem_pipe_destroy has freed it.", tshmem_g.my_pe,
+                    (const void *)p);
+}
+
+/* Provided: after pipe_check, for the calls that move data: this PE must be a stage. */
+static void stage_check(const char *func, const tshmem_pipe_t *p, const void *data)
+{
+    if (p->stage < 0)
+        tshmem_fail(func, "PE %d is not a member of the pipe's team (team %d): it holds the "
+                    "pipe only to destroy it. Call the handoffs on the team's PEs.",
+                    tshmem_g.my_pe, p->team);
+    if (data == NULL)
+        tshmem_fail(func, "PE %d (stage %d) passed a NULL buffer: pass %zu floats.",
+                    tshmem_g.my_pe, p->stage, p->act_elems);
+}
+
+tshmem_pipe_t *tshmem_pipe_create(tshmem_team_t team, const tshmem_pipe_config_t *config)
+{
+    const char *func = __func__;
+    tshmem_require_live(func);
+    /* BEGIN SOLUTION (Creating a pipe): check the team and the config (a sentence for each bad value), lay out counters, four flags and 2 x n_slots slots in one zeroed symmetric block, and fill in the handle (stage -1 outside the team) */
+    tshmem_check_team(func, team);
+    int me = tshmem_g.my_pe;
+    if (config == NULL)
+        tshmem_fail(func, "PE %d passed config = NULL: fill a tshmem_pipe_config_t "
+                    "(act_elems, n_slots = TSHMEM_PIPE_DEFAULT_SLOTS) and pass its address.", me);
+    if (config->n_slots < 1 || config->n_slots > TSHMEM_PIPE_MAX_SLOTS)
+        tshmem_fail(func, "PE %d asked for n_slots = %d: a direction needs 1 to %d slots (%d, "
+                    "TSHMEM_PIPE_DEFAULT_SLOTS, lets a stage fill one slot while its neighbour "
+                    "empties the other).", me, config->n_slots, TSHMEM_PIPE_MAX_SLOTS,
+                    TSHMEM_PIPE_DEFAULT_SLOTS);
+    if (config->act_elems == 0)
+        tshmem_fail(func, "PE %d asked for act_elems = 0: a micro-batch's activation must "
+                    "hold at least one float (rows x width of the model).", me);
+    tshmem_check_same_size(func, config->act_elems);
+    tshmem_check_same_size(func, (size_t)config->n_slots);
+    /* Each slot rounded up to whole cache lines, so that two slots never share one. */
+    size_t per_line = TSHMEM_CACHE_LINE / sizeof(float);
+    size_t slot_elems = config->act_elems;
+    size_t max_elems = tshmem_g.heap_bytes / sizeof(float) / 2 / (size_t)config->n_slots;
+    char have[32];
+    if (slot_elems > max_elems)
+        tshmem_fail(func, "PE %d asked for act_elems = %zu with %d slots per direction: the "
+                    "slots would need %zu floats of symmetric heap, but the heap has %s. Use "
+                    "smaller micro-batches or fewer slots, or set TSHMEM_SYMMETRIC_SIZE larger.",
+                    me, config->act_elems, config->n_slots,
+                    config->act_elems * 2 * (size_t)config->n_slots,
+                    tshmem_bytes_str(tshmem_g.heap_bytes, have, sizeof have));
+    slot_elems = (slot_elems + per_line - 1) / per_line * per_line;
+    size_t head = sizeof(struct tshmem_pipe_counters) + 4 * sizeof(struct tshmem_flag);
+    size_t total = head + 2 * (size_t)config->n_slots * slot_elems * sizeof(float);
+    /* Zeroed on every PE before anyone returns (tshmem_calloc ends with a barrier): every
+     * arrived and credit word starts at 0, whatever an earlier pipe left in this memory. */
+    char *block = tshmem_calloc(1, total);
+    if (!block)
+        tshmem_fail(func, "no room for the pipe's %zu bytes in the symmetric heap (see the "
+                    "message above): set TSHMEM_SYMMETRIC_SIZE larger.", total);
+    tshmem_pipe_t *p = calloc(1, sizeof *p);
+    if (!p)
+        tshmem_fail(func, "PE %d is out of private memory.", me);
+    const struct tshmem_team *t = &tshmem_g.teams[team];
+    *p = (tshmem_pipe_t){.magic = TSHMEM_PIPE_MAGIC, .team = team, .stage = t->my_pe,
+                         .n_stages = t->n_pes, .act_elems = config->act_elems,
+                         .n_slots = config->n_slots, .block = block};
+    p->counters = (struct tshmem_pipe_counters *)block;
+    struct tshmem_flag *flags = (struct tshmem_flag *)(block + sizeof *p->counters);
+    float *slots = (float *)(block + head);
+    int s = p->stage, n = p->n_stages;
+    p->fwd = (struct tshmem_pipe_dir){
+        .to_pe = s >= 0 && s + 1 < n ? t->pes[s + 1] : -1,
+        .from_pe = s > 0 ? t->pes[s - 1] : -1,
+        .slots = slots, .arrived = &flags[0].value, .credit = &flags[1].value};
+    p->bwd = (struct tshmem_pipe_dir){
+        .to_pe = s > 0 ? t->pes[s - 1] : -1,
+        .from_pe = s >= 0 && s + 1 < n ? t->pes[s + 1] : -1,
+        .slots = slots + (size_t)p->n_slots * slot_elems, .arrived = &flags[2].value,
+        .credit = &flags[3].value};
+    p->slot_elems = slot_elems;
+    return p;
+    /* END SOLUTION */
+}
+
+void tshmem_pipe_destroy(tshmem_pipe_t *pipe)
+{
+    pipe_check(__func__, pipe);
+    /* tshmem_free waits for every PE first: no neighbour is still writing into the block. */
+    tshmem_free(pipe->block);
+    pipe->magic = 0;
+    free(pipe);
+}
+
+int tshmem_pipe_stage(const tshmem_pipe_t *pipe)
+{
+    pipe_check(__func__, pipe);
+    return pipe->stage;
+}
+
+int tshmem_pipe_n_stages(const tshmem_pipe_t *pipe)
+{
+    pipe_check(__func__, pipe);
+    return pipe->n_stages;
+}
+
+/* Slot k of a direction: the same address on every PE, so it names the receiver's twin too. */
+static inline float *slot_of(const tshmem_pipe_t *p, const struct tshmem_pipe_dir *d, uint64_t seq)
+{
+    return d->slots + (size_t)((seq - 1) % (uint64_t)p->n_slots) * p->slot_elems;
+}
+
+/* Hands micro-batch number seq of direction d (act_elems floats at data) to d->to_pe. */
+static void handoff_send(tshmem_pipe_t *p, struct tshmem_pipe_dir *d, const float *data,
+                         uint64_t seq)
+{
+    /* BEGIN SOLUTION (Handoffs): wait until the receiver has credited micro-batch seq - n_slots (its slot is free again), then put data into slot_of(seq) on d->to_pe with the signal arrived = seq (SET) */
+    /* Micro-batch seq reuses the slot of seq - n_slots: the receiver must have copied that
+     * one out. The credit word is written by the receiver with a release store after its
+     * copy, and the wait reads it with acquire, so our put cannot overtake its reads. The
+     * first n_slots micro-batches find their slots empty (the pipe was created zeroed). */
+    if (seq > (uint64_t)p->n_slots)
+        tshmem_signal_wait_until(d->credit, TSHMEM_CMP_GE, seq - (uint64_t)p->n_slots);
+    /* Data, then signal, in one call: a receiver that sees arrived >= seq sees the data.
+     * SET, not ADD: the value is the micro-batch's own number, and the puts of one sender to
+     * one receiver arrive in order, so "arrived >= seq" also covers every earlier one. The
+     * blocking form returns when data may be reused: the schedule overwrites it next. */
+    tshmem_putmem_signal(slot_of(p, d, seq), data, p->act_elems * sizeof(float), d->arrived,
+                         seq, TSHMEM_SIGNAL_SET, d->to_pe);
+    /* END SOLUTION */
+}
+
+/* Receives micro-batch number seq of direction d from d->from_pe into data. */
+static void handoff_recv(tshmem_pipe_t *p, struct tshmem_pipe_dir *d, float *data, uint64_t seq)
+{
+    /* BEGIN SOLUTION (Handoffs): wait until arrived >= seq, copy slot_of(seq) into data, then give the slot back: credit = seq (SET) on d->from_pe */
+    tshmem_signal_wait_until(d->arrived, TSHMEM_CMP_GE, seq);
+    memcpy(data, slot_of(p, d, seq), p->act_elems * sizeof(float));
+    /* The credit goes out after the copy: signal_op is a release store on the sender's word,
+     * so our reads of the slot happen before the sender may see the credit and overwrite it. */
+    tshmem_signal_op(d->credit, seq, TSHMEM_SIGNAL_SET, d->from_pe);
+    /* END SOLUTION */
+}
+
+/* Provided: what this PE tells the world (struct tshmem_pipe_counters). */
+static void publish(uint64_t *word, uint64_t value)
+{
+    atomic_store_explicit(tshmem_atomic(word), value, memory_order_release);
+}
+
+/* Provided: the public calls: checks, numbering and counters around your two functions. */
+static void send_dir(const char *func, tshmem_pipe_t *p, struct tshmem_pipe_dir *d,
+                     const float *data, uint64_t *sent, uint64_t *sending, uint64_t *ahead_max,
+                     const char *none)
+{
+    stage_check(func, p, data);
+    if (d->to_pe < 0)
+        tshmem_fail(func, "PE %d is stage %d of %d: %s. Check the stage before sending "
+                    "(tshmem_pipe_stage).", tshmem_g.my_pe, p->stage, p->n_stages, none);
+    uint64_t seq = d->sent + 1;
+    publish(sending, seq);
+    handoff_send(p, d, data, seq);
+    d->sent = seq;
+    /* How far ahead of its receiver this send left us: at most n_slots if the send waited
+     * for its credit (the credit only grows, so reading it after the put errs on the low
+     * side). */
+    uint64_t credited = atomic_load_explicit(tshmem_atomic(d->credit), memory_order_acquire);
+    uint64_t ahead = seq > credited ? seq - credited : 0;
+    if (ahead > *ahead_max)
+        publish(ahead_max, ahead);
+    publish(sent, seq);
+    publish(sending, 0);
+}
+
+static void recv_dir(const char *func, tshmem_pipe_t *p, struct tshmem_pipe_dir *d, float *data,
+                     uint64_t *received, const char *none)
+{
+    stage_check(func, p, data);
+    if (d->from_pe < 0)
+        tshmem_fail(func, "PE %d is stage %d of %d: %s. Check the stage before receiving "
+                    "(tshmem_pipe_stage).", tshmem_g.my_pe, p->stage, p->n_stages, none);
+    uint64_t seq = d->received + 1;
+    handoff_recv(p, d, data, seq);
+    d->received = seq;
+    publish(received, seq);
+}
+
+void tshmem_pipe_send_fwd(tshmem_pipe_t *pipe, const float *act)
+{
+    pipe_check(__func__, pipe);
+    struct tshmem_pipe_counters *c = pipe->counters;
+    send_dir(__func__, pipe, &pipe->fwd, act, &c->fwd_sent, &c->fwd_sending, &c->fwd_ahead_max,
+             "the last stage has no stage after it to send an activation to");
+}
+
+void tshmem_pipe_recv_fwd(tshmem_pipe_t *pipe, float *act)
+{
+    pipe_check(__func__, pipe);
+    recv_dir(__func__, pipe, &pipe->fwd, act, &pipe->counters->fwd_received,
+             "the first stage has no stage before it to receive an activation from (its "
+             "input comes from tshmem_pipe_model_input)");
+}
+
+void tshmem_pipe_send_bwd(tshmem_pipe_t *pipe, const float *grad)
+{
+    pipe_check(__func__, pipe);
+    struct tshmem_pipe_counters *c = pipe->counters;
+    send_dir(__func__, pipe, &pipe->bwd, grad, &c->bwd_sent, &c->bwd_sending, &c->bwd_ahead_max,
+             "the first stage has no stage before it to send a gradient to");
+}
+
+void tshmem_pipe_recv_bwd(tshmem_pipe_t *pipe, float *grad)
+{
+    pipe_check(__func__, pipe);
+    recv_dir(__func__, pipe, &pipe->bwd, grad, &pipe->counters->bwd_received,
+             "the last stage has no stage after it to receive a gradient from (its gradient "
+             "comes from the loss)");
+}

@@ -1,0 +1,110 @@
+/* schedule.c: the order in which a stage runs its micro-batches: GPipe and 1F1B.
+ *
+ * Chapter 3.2. Both schedules run the same work on stage s of p: for every micro-batch one
+ * forward (receive the activation from stage s - 1, or make the input on stage 0; compute;
+ * send to stage s + 1 unless last) and one backward (receive the gradient from stage s + 1,
+ * or take it from the loss on the last stage; compute; send to stage s - 1 unless first).
+ * They differ only in the order:
+ *
+ *   GPipe: F0 F1 ... F(m-1), then B0 B1 ... B(m-1). Every stage stashes all m micro-batches.
+ *   1F1B:  w = min(p - s - 1, m) forwards (warm-up); then F(i) B(i - w) in turn (steady
+ *          state); then the last w backwards (cool-down). Stage s stashes at most p - s.
+ *
+ * Both run the backwards in micro-batch order, so every stage adds its gradients in the same
+ * order as the single-process run (stage.c), and the results are equal bit for bit. The bubble
+ * is the same, (p - 1) / (m + p - 1) of the step; what 1F1B saves is memory.
+ */
+#define TSHMEM_CHAPTER "3.2"
+#include "tshmem_internal.h"
+#include "tshmem_pipe.h"
+
+/* Provided: the checks both schedules start with, then the model's step begins. */
+static void schedule_begin(const char *func, tshmem_pipe_t *p, struct tshmem_pipe_model *m,
+                           long step, int n_micro)
+{
+    tshmem_require_live(func);
+    if (p == NULL || p->magic != TSHMEM_PIPE_MAGIC)
+        tshmem_fail(func, "PE %d passed %p, which is not a live pipe: pass what "
+                    "tshmem_pipe_create returned.", tshmem_g.my_pe, (void *)p);
+    if (p->stage < 0)
+        tshmem_fail(func, "PE %d is not a member of the pipe's team: only its PEs are stages.",
+                    tshmem_g.my_pe);
+    if (m == NULL)
+        tshmem_fail(func, "PE %d passed model = NULL: pass this stage's tshmem_pipe_model.",
+                    tshmem_g.my_pe);
+    if (m->stage != p->stage || m->n_stages != p->n_stages)
+        tshmem_fail(func, "PE %d is stage %d of %d, but its model is stage %d of %d: "
+                    "initialize the model with tshmem_pipe_stage and tshmem_pipe_n_stages.",
+                    tshmem_g.my_pe, p->stage, p->n_stages, m->stage, m->n_stages);
+    if (m->act_elems != p->act_elems)
+        tshmem_fail(func, "PE %d: the model's micro-batch has %zu floats (rows x width) but the "
+                    "pipe carries %zu: create the pipe with act_elems = rows x width.",
+                    tshmem_g.my_pe, m->act_elems, p->act_elems);
+    if (n_micro < 0)
+        tshmem_fail(func, "PE %d passed n_micro = %d: a step has 0 or more micro-batches.",
+                    tshmem_g.my_pe, n_micro);
+    tshmem_pipe_model_begin(m, step, n_micro);
+}
+
+/* One micro-batch's forward on this stage, from receiving its input to sending its output. */
+void tshmem_pipe_forward_step(tshmem_pipe_t *p, struct tshmem_pipe_model *m, int mb)
+{
+    /* BEGIN SOLUTION (A micro-batch's steps): input (stage 0: tshmem_pipe_model_input; else receive it from the stage before) into m->x, tshmem_pipe_model_forward into m->y, send m->y on unless this is the last stage */
+    if (p->stage == 0)
+        tshmem_pipe_model_input(m, mb, m->x);
+    else
+        tshmem_pipe_recv_fwd(p, m->x);
+    tshmem_pipe_model_forward(m, mb, m->x, m->y);
+    if (p->stage + 1 < p->n_stages)
+        tshmem_pipe_send_fwd(p, m->y); /* returns once m->y may be overwritten */
+    /* END SOLUTION */
+}
+
+/* One micro-batch's backward on this stage. */
+void tshmem_pipe_backward_step(tshmem_pipe_t *p, struct tshmem_pipe_model *m, int mb)
+{
+    /* BEGIN SOLUTION (A micro-batch's steps): gradient (last stage: NULL, the loss gives it; else receive it from the stage after) into m->dy, tshmem_pipe_model_backward into m->dx (NULL on stage 0), send m->dx back unless this is stage 0 */
+    int last = p->stage + 1 == p->n_stages;
+    if (!last)
+        tshmem_pipe_recv_bwd(p, m->dy);
+    tshmem_pipe_model_backward(m, mb, last ? NULL : m->dy, p->stage > 0 ? m->dx : NULL);
+    if (p->stage > 0)
+        tshmem_pipe_send_bwd(p, m->dx);
+    /* END SOLUTION */
+}
+
+double tshmem_pipe_gpipe(tshmem_pipe_t *pipe, struct tshmem_pipe_model *model, long step,
+                         int n_micro)
+{
+    schedule_begin(__func__, pipe, model, step, n_micro);
+    /* BEGIN SOLUTION (GPipe): every forward in micro-batch order, then every backward in micro-batch order */
+    for (int mb = 0; mb < n_micro; mb++)
+        tshmem_pipe_forward_step(pipe, model, mb);
+    for (int mb = 0; mb < n_micro; mb++)
+        tshmem_pipe_backward_step(pipe, model, mb);
+    /* END SOLUTION */
+    return pipe->stage + 1 == pipe->n_stages ? model->loss : 0.0;
+}
+
+double tshmem_pipe_1f1b(tshmem_pipe_t *pipe, struct tshmem_pipe_model *model, long step,
+                        int n_micro)
+{
+    schedule_begin(__func__, pipe, model, step, n_micro);
+    /* BEGIN SOLUTION (1F1B): warm-up of w = min(n_stages - stage - 1, n_micro) forwards; then forward w + i and backward i in turn; then the last w backwards */
+    /* Stage s must have sent w = p - s - 1 micro-batches ahead before the first gradient can
+     * come back to it: the first micro-batch needs p - s - 1 more forwards downstream, and the
+     * last stage (w = 0) turns each forward straight into its backward. */
+    int warm = pipe->n_stages - pipe->stage - 1;
+    if (warm > n_micro)
+        warm = n_micro;
+    for (int mb = 0; mb < warm; mb++)
+        tshmem_pipe_forward_step(pipe, model, mb);
+    for (int mb = warm; mb < n_micro; mb++) { /* steady state: one forward, one backward */
+        tshmem_pipe_forward_step(pipe, model, mb);
+        tshmem_pipe_backward_step(pipe, model, mb - warm);
+    }
+    for (int mb = n_micro - warm; mb < n_micro; mb++) /* cool-down */
+        tshmem_pipe_backward_step(pipe, model, mb);
+    /* END SOLUTION */
+    return pipe->stage + 1 == pipe->n_stages ? model->loss : 0.0;
+}

@@ -1,0 +1,171 @@
+/* handoff.c: a pipe between the stages of a model: activations forward, gradients backward.
+ *
+ * Chapter 3.2. Stage s (team PE s) receives micro-batch activations from stage s - 1 into its
+ * forward slots and gradients from stage s + 1 into its backward slots. A handoff is one
+ * tshmem_putmem_signal: the data into the receiver's slot (seq - 1) % n_slots, then the signal
+ * "arrived = seq", where seq counts the micro-batches of that direction since the pipe was
+ * created (1, 2, 3, ...; never reset, so steps follow each other with no barrier). The
+ * receiver copies the slot out and answers with a credit, "credit = seq", on the sender: the
+ * slot may be written again. A sender therefore waits for credit >= seq - n_slots before it
+ * writes micro-batch seq: it is never more than n_slots micro-batches ahead of its receiver,
+ * which is the backpressure that keeps a slow stage from being flooded.
+ *
+ * Every word has one writer: my fwd.arrived is written by the stage before me, my fwd.credit
+ * by the stage after me (and the other way round for bwd), and my counters by me.
+ */
+#define TSHMEM_CHAPTER "3.2"
+#include <stdlib.h>
+#include <string.h>
+
+#include "tshmem_internal.h"
+#include "tshmem_pipe.h"
+
+/* Provided: the check every call on a pipe starts with. */
+static void pipe_check(const char *func, const tshmem_pipe_t *p)
+{
+    tshmem_require_live(func);
+    if (p == NULL)
+        tshmem_fail(func, "PE %d passed pipe = NULL: pass the pipe that tshmem_pipe_create "
+                    "returned.", tshmem_g.my_pe);
+    if (p->magic != TSHMEM_PIPE_MAGIC)
+        tshmem_fail(func, "PE %d passed %p, which is not a live pipe: it did not come from "
+                    "tshmem_pipe_create, or tshmem_pipe_destroy has freed it.", tshmem_g.my_pe,
+                    (const void *)p);
+}
+
+/* Provided: after pipe_check, for the calls that move data: this PE must be a stage. */
+static void stage_check(const char *func, const tshmem_pipe_t *p, const void *data)
+{
+    if (p->stage < 0)
+        tshmem_fail(func, "PE %d is not a member of the pipe's team (team %d): it holds the "
+                    "pipe only to destroy it. Call the handoffs on the team's PEs.",
+                    tshmem_g.my_pe, p->team);
+    if (data == NULL)
+        tshmem_fail(func, "PE %d (stage %d) passed a NULL buffer: pass %zu floats.",
+                    tshmem_g.my_pe, p->stage, p->act_elems);
+}
+
+tshmem_pipe_t *tshmem_pipe_create(tshmem_team_t team, const tshmem_pipe_config_t *config)
+{
+    const char *func = __func__;
+    tshmem_require_live(func);
+    (void)team; (void)config;
+    TSHMEM_TODO("Creating a pipe", "check the team and the config (a sentence for each bad value), lay out counters, four flags and 2 x n_slots slots in one zeroed symmetric block, and fill in the handle (stage -1 outside the team)");
+}
+
+void tshmem_pipe_destroy(tshmem_pipe_t *pipe)
+{
+    pipe_check(__func__, pipe);
+    /* tshmem_free waits for every PE first: no neighbour is still writing into the block. */
+    tshmem_free(pipe->block);
+    pipe->magic = 0;
+    free(pipe);
+}
+
+int tshmem_pipe_stage(const tshmem_pipe_t *pipe)
+{
+    pipe_check(__func__, pipe);
+    return pipe->stage;
+}
+
+int tshmem_pipe_n_stages(const tshmem_pipe_t *pipe)
+{
+    pipe_check(__func__, pipe);
+    return pipe->n_stages;
+}
+
+/* Slot k of a direction: the same address on every PE, so it names the receiver's twin too. */
+static inline float *slot_of(const tshmem_pipe_t *p, const struct tshmem_pipe_dir *d, uint64_t seq)
+{
+    return d->slots + (size_t)((seq - 1) % (uint64_t)p->n_slots) * p->slot_elems;
+}
+
+/* Hands micro-batch number seq of direction d (act_elems floats at data) to d->to_pe. */
+static void handoff_send(tshmem_pipe_t *p, struct tshmem_pipe_dir *d, const float *data,
+                         uint64_t seq)
+{
+    (void)p; (void)d; (void)data; (void)seq;
+    TSHMEM_TODO("Handoffs", "wait until the receiver has credited micro-batch seq - n_slots (its slot is free again), then put data into slot_of(seq) on d->to_pe with the signal arrived = seq (SET)");
+}
+
+/* Receives micro-batch number seq of direction d from d->from_pe into data. */
+static void handoff_recv(tshmem_pipe_t *p, struct tshmem_pipe_dir *d, float *data, uint64_t seq)
+{
+    (void)p; (void)d; (void)data; (void)seq;
+    TSHMEM_TODO("Handoffs", "wait until arrived >= seq, copy slot_of(seq) into data, then give the slot back: credit = seq (SET) on d->from_pe");
+}
+
+/* Provided: what this PE tells the world (struct tshmem_pipe_counters). */
+static void publish(uint64_t *word, uint64_t value)
+{
+    atomic_store_explicit(tshmem_atomic(word), value, memory_order_release);
+}
+
+/* Provided: the public calls: checks, numbering and counters around your two functions. */
+static void send_dir(const char *func, tshmem_pipe_t *p, struct tshmem_pipe_dir *d,
+                     const float *data, uint64_t *sent, uint64_t *sending, uint64_t *ahead_max,
+                     const char *none)
+{
+    stage_check(func, p, data);
+    if (d->to_pe < 0)
+        tshmem_fail(func, "PE %d is stage %d of %d: %s. Check the stage before sending "
+                    "(tshmem_pipe_stage).", tshmem_g.my_pe, p->stage, p->n_stages, none);
+    uint64_t seq = d->sent + 1;
+    publish(sending, seq);
+    handoff_send(p, d, data, seq);
+    d->sent = seq;
+    /* How far ahead of its receiver this send left us: at most n_slots if the send waited
+     * for its credit (the credit only grows, so reading it after the put errs on the low
+     * side). */
+    uint64_t credited = atomic_load_explicit(tshmem_atomic(d->credit), memory_order_acquire);
+    uint64_t ahead = seq > credited ? seq - credited : 0;
+    if (ahead > *ahead_max)
+        publish(ahead_max, ahead);
+    publish(sent, seq);
+    publish(sending, 0);
+}
+
+static void recv_dir(const char *func, tshmem_pipe_t *p, struct tshmem_pipe_dir *d, float *data,
+                     uint64_t *received, const char *none)
+{
+    stage_check(func, p, data);
+    if (d->from_pe < 0)
+        tshmem_fail(func, "PE %d is stage %d of %d: %s. Check the stage before receiving "
+                    "(tshmem_pipe_stage).", tshmem_g.my_pe, p->stage, p->n_stages, none);
+    uint64_t seq = d->received + 1;
+    handoff_recv(p, d, data, seq);
+    d->received = seq;
+    publish(received, seq);
+}
+
+void tshmem_pipe_send_fwd(tshmem_pipe_t *pipe, const float *act)
+{
+    pipe_check(__func__, pipe);
+    struct tshmem_pipe_counters *c = pipe->counters;
+    send_dir(__func__, pipe, &pipe->fwd, act, &c->fwd_sent, &c->fwd_sending, &c->fwd_ahead_max,
+             "the last stage has no stage after it to send an activation to");
+}
+
+void tshmem_pipe_recv_fwd(tshmem_pipe_t *pipe, float *act)
+{
+    pipe_check(__func__, pipe);
+    recv_dir(__func__, pipe, &pipe->fwd, act, &pipe->counters->fwd_received,
+             "the first stage has no stage before it to receive an activation from (its "
+             "input comes from tshmem_pipe_model_input)");
+}
+
+void tshmem_pipe_send_bwd(tshmem_pipe_t *pipe, const float *grad)
+{
+    pipe_check(__func__, pipe);
+    struct tshmem_pipe_counters *c = pipe->counters;
+    send_dir(__func__, pipe, &pipe->bwd, grad, &c->bwd_sent, &c->bwd_sending, &c->bwd_ahead_max,
+             "the first stage has no stage before it to send a gradient to");
+}
+
+void tshmem_pipe_recv_bwd(tshmem_pipe_t *pipe, float *grad)
+{
+    pipe_check(__func__, pipe);
+    recv_dir(__func__, pipe, &pipe->bwd, grad, &pipe->counters->bwd_received,
+             "the last stage has no stage after it to receive a gradient from (its gradient "
+             "comes from the loss)");
+}
