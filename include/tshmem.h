@@ -186,8 +186,8 @@ void tshmem_team_destroy(tshmem_team_t team); /* collective over the team's memb
  * division: with E < n some PEs own none), rows of `hidden` floats, `top_k` experts per token,
  * at most `max_tokens` tokens per PE and call. Its buffers come from tshmem_malloc, sized for
  * the worst case (every row of every PE sent to one PE), so create and destroy are collective
- * over TSHMEM_TEAM_WORLD, with the same team and config on every PE; a PE outside `team` gets a
- * handle that it may only destroy.
+ * over TSHMEM_TEAM_WORLD, with the same config on every PE. A PE outside the team passes
+ * TSHMEM_TEAM_INVALID (what its split returned) and gets a handle that it may only destroy.
  *
  * dispatch sends row t of x (num_tokens x hidden floats, this PE's tokens) to the owner of every
  * expert topk_idx[t*top_k + s] (-1: no expert in that slot) and returns, on every team PE, the
