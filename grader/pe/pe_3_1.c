@@ -344,7 +344,7 @@ static int check_y(const struct moe_case *c, int L, const struct tokens *mine, c
             }
             float got = y[(size_t)t * c->H + h];
             if (got != want || (!c->scale && !c->inexact && got != x * sumw)) {
-                FAIL("layer %d: y[token %d][%d] is %g, expected %g (x = %g, experts %d..., "
+                FAIL("layer %d: y[token %d][%d] is %.9g, expected %.9g (x = %.9g, experts %d..., "
                      "weights summing to %g)", L, t, h, (double)got, (double)want, (double)x,
                      mine->idx[(size_t)t * c->k], (double)sumw);
                 return 0;

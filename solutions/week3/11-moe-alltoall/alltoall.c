@@ -20,12 +20,15 @@
 #define CREDIT TSHMEM_COLLECT_CREDIT
 #define DATA   TSHMEM_COLLECT_DATA
 
+/* BEGIN SOLUTION (Checking the arguments): helpers: how many calls this PE has made on each team */
 /* How many alltoallmem calls this PE has made on each team handle. Every member makes the same
  * calls on a team in the same order, so the numbers agree without a word being exchanged. */
 static uint64_t calls_on_team[TSHMEM_MAX_TEAMS];
+/* END SOLUTION */
 
 /* Provided: stops unless [addr, addr + nbytes) lies inside one live tshmem_malloc block. */
-static void check_room(const char *func, const char *what, const void *addr, size_t nbytes)
+void tshmem_alltoall_check_room(const char *func, const char *what, const void *addr,
+                                size_t nbytes)
 {
     char need[32], room[32];
     tshmem_check_symmetric(func, what, addr, nbytes);
@@ -71,10 +74,10 @@ int tshmem_alltoallmem(tshmem_team_t team, void *dest, const void *source, size_
     size_t total = nbytes * (size_t)n;
     if (nbytes == 0)
         return 0; /* every member returns here alike: nbytes is the same on all of them */
-    check_room(func, "dest", dest, total);
+    tshmem_alltoall_check_room(func, "dest", dest, total);
     /* source must be symmetric too (API.md), though only this PE reads it: a source that is
      * not is almost always a private buffer passed by mistake for dest's partner. */
-    check_room(func, "source", source, total);
+    tshmem_alltoall_check_room(func, "source", source, total);
     if (s < d + total && d < s + total)
         tshmem_fail(func, "source %p overlaps dest %p (%zu bytes each): an all-to-all cannot "
                     "run in place, because a peer's block would overwrite a block of yours that "

@@ -14,7 +14,7 @@
 #include "tshmem_internal.h"
 
 /* Rounds up to whole cache lines, so that flags and row buffers start on their own line. */
-static size_t lines(size_t bytes)
+static inline size_t lines(size_t bytes)
 {
     return (bytes + TSHMEM_CACHE_LINE - 1) / TSHMEM_CACHE_LINE * TSHMEM_CACHE_LINE;
 }
