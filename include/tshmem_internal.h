@@ -394,7 +394,7 @@ uint64_t tshmem_nb_started(void);
  *                      layer L are in my count box. It is also j's grant: j sends it on entering
  *                      dispatch L, when j is done with layer L - 1's buffers.
  *   rows_in            rows that have landed in my recv buffer, every layer so far (SIGNAL_ADD
- *                      by every sender, one per row)
+ *                      by every sender, a run of rows at a time)
  *   back_in            expert outputs that have landed in my back buffer, every layer so far
  *   count_box[2][j][e] team PE j's row count for expert e; layer L uses box L % 2
  *   recv_meta[r]       (token, slot) of recv row r on its home PE
@@ -426,7 +426,9 @@ struct tshmem_moe {
     int T;                       /* tokens of the last dispatch */
     int *idx;                    /* [max_tokens * k]: its topk_idx */
     float *weights;              /* [max_tokens * k]: its topk_weights */
-    int *cursor;                 /* [E]: scratch for dispatch */
+    int *cursor, *start;         /* [E]: scratch for dispatch */
+    int *order;                  /* [max_tokens * k]: scratch, my (t, s) pairs by expert */
+    int32_t *meta_out;           /* [max_tokens * k][2]: scratch, a run's (token, slot) pairs */
     int n_rows;                  /* rows received by the last dispatch */
     int *expert_count, *expert_offset; /* [n_local], [n_local + 1] */
     int *src_pe, *src_token, *src_slot; /* [cap_rows] */

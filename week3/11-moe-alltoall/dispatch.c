@@ -7,8 +7,9 @@
  *              buffer is grouped by local expert, each expert's rows by source PE, each
  *              source's rows in token order. A receiver knows its n_rows and src_pe[]; a
  *              sender knows, for each of its rows, the exact row it goes to on its owner.
- *   3. rows    each row is put straight into its place with SIGNAL_ADD 1 on the receiver's
- *              rows_in; the receiver waits until rows_in reaches its running total.
+ *   3. rows    each row is put straight into its place; after each expert's run of rows, a
+ *              put-with-signal of their (token, slot) pairs adds the run's length to the
+ *              receiver's rows_in; the receiver waits until rows_in reaches its running total.
  *
  * Layers follow each other with no barrier. count_sig[j] = L is also j's grant: j sends it on
  * entering dispatch L, when it no longer reads layer L - 1's recv and back buffers. Nobody
@@ -36,7 +37,7 @@ int tshmem_moe_dispatch(tshmem_moe_t *moe, const float *x, int num_tokens, int t
     }
     TSHMEM_TODO("Exchanging the counts", "count your rows per expert into your row of box L % 2; put that row into every peer's box with count_sig[me] = L; wait until every count_sig[j] >= L");
     TSHMEM_TODO("The receive layout", "for each local expert, its count (summed over sources) and offset; src_pe of every row, source by source");
-    TSHMEM_TODO("Sending the rows", "cursor[e] = where your first row for expert e lands on its owner; for each (token, slot): put (token, slot) into recv_meta, fence, put the row with rows_in += 1; then wait until rows_in reaches the running total");
+    TSHMEM_TODO("Sending the rows", "cursor[e] = where your first row for expert e lands on its owner; per expert, put its rows, fence, then put their (token, slot) pairs into recv_meta with rows_in += the run's length; then wait until rows_in reaches the running total");
     for (int r = 0; r < moe->n_rows; r++) {
         moe->src_token[r] = moe->recv_meta[2 * r];
         moe->src_slot[r] = moe->recv_meta[2 * r + 1];

@@ -7,8 +7,9 @@
  *              buffer is grouped by local expert, each expert's rows by source PE, each
  *              source's rows in token order. A receiver knows its n_rows and src_pe[]; a
  *              sender knows, for each of its rows, the exact row it goes to on its owner.
- *   3. rows    each row is put straight into its place with SIGNAL_ADD 1 on the receiver's
- *              rows_in; the receiver waits until rows_in reaches its running total.
+ *   3. rows    each row is put straight into its place; after each expert's run of rows, a
+ *              put-with-signal of their (token, slot) pairs adds the run's length to the
+ *              receiver's rows_in; the receiver waits until rows_in reaches its running total.
  *
  * Layers follow each other with no barrier. count_sig[j] = L is also j's grant: j sends it on
  * entering dispatch L, when it no longer reads layer L - 1's recv and back buffers. Nobody
@@ -89,7 +90,7 @@ int tshmem_moe_dispatch(tshmem_moe_t *moe, const float *x, int num_tokens, int t
     moe->expert_offset[moe->n_local] = rows;
     moe->n_rows = rows;
     /* END SOLUTION */
-    /* BEGIN SOLUTION (Sending the rows): cursor[e] = where your first row for expert e lands on its owner; for each (token, slot): put (token, slot) into recv_meta, fence, put the row with rows_in += 1; then wait until rows_in reaches the running total */
+    /* BEGIN SOLUTION (Sending the rows): cursor[e] = where your first row for expert e lands on its owner; per expert, put its rows, fence, then put their (token, slot) pairs into recv_meta with rows_in += the run's length; then wait until rows_in reaches the running total */
     /* On the owner p of expert e, e's rows start after those of p's experts before e, and mine
      * after those of the sources before me. */
     for (int p = 0; p < n; p++) {
@@ -105,22 +106,36 @@ int tshmem_moe_dispatch(tshmem_moe_t *moe, const float *x, int num_tokens, int t
             at += all;
         }
     }
-    /* Token order, slot order: the receiver finds my rows for an expert in the order I send. */
-    for (int t = 0; t < num_tokens; t++)
-        for (int s = 0; s < k; s++) {
-            int e = topk_idx[(size_t)t * k + s];
-            if (e < 0)
-                continue;
-            int pe = pes[tshmem_moe_expert_pe(moe, e)];
-            size_t r = (size_t)moe->cursor[e]++;
-            int32_t meta[2] = {t, s};
-            tshmem_putmem(moe->recv_meta + 2 * r, meta, sizeof meta, pe);
-            /* The fence keeps the metadata ahead of the row's signal on every path (on the
-             * node the signal's release would do; across nodes the fence is the promise). */
-            tshmem_fence();
-            tshmem_putmem_signal(moe->recv + r * (size_t)moe->H, x + (size_t)t * moe->H,
-                                 moe->row_bytes, &moe->rows_in->value, 1, TSHMEM_SIGNAL_ADD, pe);
+    /* My rows grouped by expert, each expert's in token and slot order (a counting sort of
+     * the (token, slot) pairs): the order the receiver expects them in. */
+    int *order = moe->order, at = 0;
+    for (int e = 0; e < E; e++)
+        moe->start[e] = at, at += mine[e];
+    for (int i = 0; i < num_tokens * k; i++)
+        if (topk_idx[i] >= 0)
+            order[moe->start[topk_idx[i]]++] = i;
+    /* One run per expert: its rows are contiguous in the owner's buffer, from cursor[e]. The
+     * rows go with plain puts, then the run's (token, slot) pairs with a put-with-signal that
+     * adds the run's length to the owner's rows_in. The fence keeps the rows ahead of that
+     * signal on every path (on the node the signal's release store would do; across nodes the
+     * fence is the promise). One signal per run, not per row: few atomics on a contended word. */
+    at = 0;
+    for (int e = 0; e < E; e++) {
+        if (mine[e] == 0)
+            continue;
+        int pe = pes[tshmem_moe_expert_pe(moe, e)];
+        size_t r0 = (size_t)moe->cursor[e];
+        for (int i = 0; i < mine[e]; i++, at++) {
+            int t = order[at] / k, s = order[at] % k;
+            tshmem_putmem(moe->recv + (r0 + (size_t)i) * (size_t)moe->H,
+                          x + (size_t)t * (size_t)moe->H, moe->row_bytes, pe);
+            moe->meta_out[2 * i] = t, moe->meta_out[2 * i + 1] = s;
         }
+        tshmem_fence();
+        tshmem_putmem_signal(moe->recv_meta + 2 * r0, moe->meta_out,
+                             (size_t)mine[e] * 2 * sizeof(int32_t), &moe->rows_in->value,
+                             (uint64_t)mine[e], TSHMEM_SIGNAL_ADD, pe);
+    }
     /* rows_in counts every row ever received: wait for this layer's on top of the others'. No
      * row of the next layer can come early: its senders wait for my next count_sig. */
     moe->rows_expected += (uint64_t)rows;

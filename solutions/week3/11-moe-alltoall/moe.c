@@ -128,6 +128,9 @@ tshmem_moe_t *tshmem_moe_create(tshmem_team_t team, const tshmem_moe_config_t *c
     m->idx = xcalloc(func, o.slots, sizeof(int));
     m->weights = xcalloc(func, o.slots, sizeof(float));
     m->cursor = xcalloc(func, (size_t)c.num_experts, sizeof(int));
+    m->start = xcalloc(func, (size_t)c.num_experts, sizeof(int));
+    m->order = xcalloc(func, o.slots, sizeof(int));
+    m->meta_out = xcalloc(func, 2 * o.slots, sizeof(int32_t));
     m->expert_count = xcalloc(func, (size_t)m->n_local, sizeof(int));
     m->expert_offset = xcalloc(func, (size_t)m->n_local + 1, sizeof(int));
     m->src_pe = xcalloc(func, o.cap_rows, sizeof(int));
@@ -147,6 +150,7 @@ void tshmem_moe_destroy(tshmem_moe_t *moe)
      * and every word that anyone was to write into this block has been written. */
     tshmem_free(moe->block);
     free(moe->idx), free(moe->weights), free(moe->cursor), free(moe->expert_count);
+    free(moe->start), free(moe->order), free(moe->meta_out);
     free(moe->expert_offset), free(moe->src_pe), free(moe->src_token), free(moe->src_slot);
     moe->magic = 0;
     free(moe);
