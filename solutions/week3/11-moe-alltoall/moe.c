@@ -169,10 +169,7 @@ void tshmem_moe_check(const char *func, const tshmem_moe_t *moe)
 
 int tshmem_moe_expert_pe(const tshmem_moe_t *moe, int expert)
 {
-    tshmem_require_live(__func__);
-    if (!moe || moe->magic != TSHMEM_MOE_MAGIC)
-        tshmem_fail(__func__, "%p is not a live handle from tshmem_moe_create.",
-                    (const void *)moe);
+    tshmem_moe_check(__func__, moe);
     if (expert < 0 || expert >= moe->E)
         tshmem_fail(__func__, "expert %d is out of range: the handle has experts 0 .. %d.",
                     expert, moe->E - 1);
