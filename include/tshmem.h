@@ -176,6 +176,53 @@ int  tshmem_team_split_strided(tshmem_team_t parent, int start, int stride, int 
                                tshmem_team_t *new_team);
 void tshmem_team_destroy(tshmem_team_t team); /* collective over the team's members */
 
+/* ---- 3.1 MoE expert-parallel all-to-all (course additions; DeepEP's Buffer in miniature) ---
+ * tshmem_alltoallmem (declared with the week 2 collectives) is the plain exchange: block j of
+ * team PE i's source lands in block i of team PE j's dest. The MoE layer's exchange is uneven:
+ * each token goes to the PEs that own its top_k experts and comes back to its home PE.
+ *
+ * A tshmem_moe_t is made once for a layer shape, on a team: num_experts experts spread over the
+ * team's PEs in contiguous ranges (team PE p owns experts p*E/n .. (p+1)*E/n - 1, integer
+ * division: with E < n some PEs own none), rows of `hidden` floats, `top_k` experts per token,
+ * at most `max_tokens` tokens per PE and call. Its buffers come from tshmem_malloc, sized for
+ * the worst case (every row of every PE sent to one PE), so create and destroy are collective
+ * over TSHMEM_TEAM_WORLD, with the same config on every PE. A PE outside the team passes
+ * TSHMEM_TEAM_INVALID (what its split returned) and gets a handle that it may only destroy.
+ *
+ * dispatch sends row t of x (num_tokens x hidden floats, this PE's tokens) to the owner of every
+ * expert topk_idx[t*top_k + s] (-1: no expert in that slot) and returns, on every team PE, the
+ * rows it received: *recv_x (in the handle's symmetric buffer, valid until the next dispatch)
+ * holds layout->n_rows rows grouped by local expert, expert l's rows from row
+ * layout->expert_offset[l], ordered by source PE, then token, then slot; layout says where each
+ * row came from. combine takes the experts' outputs in that same order (expert_out may be
+ * *recv_x itself) and returns to each home PE, in y (num_tokens x hidden),
+ * y[t] = sum over s = 0 .. top_k-1 of topk_weights[t*top_k + s] * output of (t, s), summed in
+ * slot order. Calls may follow each other with no barrier (layer after layer). */
+typedef struct tshmem_moe tshmem_moe_t;
+typedef struct {
+    int num_experts; /* E, over the whole team */
+    int hidden;      /* H: floats per row */
+    int top_k;       /* k: expert slots per token */
+    int max_tokens;  /* the most tokens one PE passes to one dispatch */
+} tshmem_moe_config_t;
+typedef struct {
+    int n_local_experts;      /* experts this PE owns (may be 0) */
+    int first_expert;         /* the global number of local expert 0 */
+    int n_rows;               /* rows received, every local expert */
+    const int *expert_count;  /* [n_local_experts]: rows received for each local expert */
+    const int *expert_offset; /* [n_local_experts + 1]: where each one's rows start */
+    const int *src_pe;        /* [n_rows]: the team PE the row came from (its home) */
+    const int *src_token;     /* [n_rows]: its token index on that PE */
+    const int *src_slot;      /* [n_rows]: its top-k slot */
+} tshmem_moe_layout_t;
+tshmem_moe_t *tshmem_moe_create(tshmem_team_t team, const tshmem_moe_config_t *config);
+void tshmem_moe_destroy(tshmem_moe_t *moe);                    /* collective over WORLD */
+int  tshmem_moe_expert_pe(const tshmem_moe_t *moe, int expert); /* the team PE that owns it */
+int  tshmem_moe_dispatch(tshmem_moe_t *moe, const float *x, int num_tokens, int top_k,
+                         const int *topk_idx, const float *topk_weights, float **recv_x,
+                         tshmem_moe_layout_t *layout);         /* collective over the team */
+int  tshmem_moe_combine(tshmem_moe_t *moe, const float *expert_out, float *y); /* the same */
+
 /* ---- 3.2 Pipeline-parallel handoff (course additions) ---------------------------------------
  * The stages of a model on the PEs of a team: stage s is team PE s. A micro-batch's activation
  * goes forward from stage s to s + 1 and its gradient comes back from s + 1 to s, each as one

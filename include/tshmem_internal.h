@@ -65,6 +65,13 @@ struct tshmem_nb_flags {
 };
 #define TSHMEM_NB_LANDING_BYTES (128u << 10) /* per landing buffer; there are two (2.4) */
 
+/* tshmem_alltoallmem's words on one team (3.1): from[i] is written by team PE i only, with
+ * tshmem_collect_tag(call, CREDIT) ("you may write into my dest") and then (call, DATA) ("my
+ * block is in your dest"); the call number only grows, so no word is ever reset. */
+struct tshmem_alltoall_flags {
+    _Alignas(TSHMEM_CACHE_LINE) uint64_t from[TSHMEM_COLL_MAX_PES];
+};
+
 /* The start of every PE's slice: symmetric words the runtime itself uses. The user heap begins
  * TSHMEM_RESERVED_BYTES into the slice. */
 struct tshmem_reserved {
@@ -77,6 +84,7 @@ struct tshmem_reserved {
     struct tshmem_nb_flags nb[TSHMEM_MAX_TEAMS];           /* non-blocking allreduce (2.4) */
     _Alignas(TSHMEM_HEAP_ALIGN) char nb_landing[2][TSHMEM_NB_LANDING_BYTES]; /* its landing
                                                             * zone, double-buffered (2.4) */
+    struct tshmem_alltoall_flags alltoall[TSHMEM_MAX_TEAMS]; /* tshmem_alltoallmem (3.1) */
 };
 _Static_assert(sizeof(struct tshmem_reserved) <= TSHMEM_RESERVED_BYTES,
                "the reserved area outgrew TSHMEM_RESERVED_BYTES");
@@ -378,6 +386,65 @@ size_t tshmem_nb_chunks(size_t bytes, size_t elem, int n);
 void tshmem_progress_finalize(void);
 /* How many non-blocking collectives this PE has started (for the training step's checks). */
 uint64_t tshmem_nb_started(void);
+
+/* ---- 3.1: MoE dispatch and combine (week3/11-moe-alltoall) ----------------------------------
+ * One tshmem_malloc block per handle, the same layout on every PE (moe.c lays it out):
+ *
+ *   count_sig[j]       written by team PE j only: the layer number L once its expert counts of
+ *                      layer L are in my count box. It is also j's grant: j sends it on entering
+ *                      dispatch L, when j is done with layer L - 1's buffers.
+ *   rows_in            rows that have landed in my recv buffer, every layer so far (SIGNAL_ADD
+ *                      by every sender, a run of rows at a time)
+ *   back_in            expert outputs that have landed in my back buffer, every layer so far
+ *   count_box[2][j][e] team PE j's row count for expert e; layer L uses box L % 2
+ *   recv_meta[r]       (token, slot) of recv row r on its home PE
+ *   recv[r]            the dispatched rows, grouped by local expert (hidden floats each)
+ *   back[t * k + s]    the expert output of my token t, slot s, returned by combine
+ *
+ * The counters only grow: a PE waits for "at least the total expected up to this layer". */
+#define TSHMEM_MOE_MAGIC 0x6d6f652d6c617972ull /* "moe-layr": a live tshmem_moe_t */
+struct tshmem_moe {
+    uint64_t magic;
+    tshmem_team_t team;
+    const struct tshmem_team *t; /* t->pes[j]: the world PE of team PE j */
+    int me, n;                   /* my team PE number, the team's size */
+    int E, H, k, max_tokens;     /* the config */
+    int first_expert, n_local;   /* my experts: first_expert .. first_expert + n_local - 1 */
+    size_t cap_rows;             /* rows the recv buffer holds: world PEs x max_tokens x k */
+    size_t row_bytes;            /* H floats */
+    /* The symmetric block and its parts (same offsets on every PE). */
+    void *block;
+    struct tshmem_flag *count_sig, *rows_in, *back_in;
+    int32_t *count_box;          /* [2][n][E] */
+    int32_t *recv_meta;          /* [cap_rows][2] */
+    float *recv, *back;          /* [cap_rows][H], [max_tokens * k][H] */
+    /* Private: the layer, the cumulative totals this PE waits for, the last dispatch. */
+    uint64_t layer;              /* dispatch calls so far: 1, 2, 3, ... on every member */
+    uint64_t rows_expected;      /* rows due in my recv buffer, every layer up to this one */
+    uint64_t back_expected;      /* outputs due in my back buffer, every layer up to this one */
+    int dispatched;              /* 1 between a dispatch and its combine */
+    int T;                       /* tokens of the last dispatch */
+    int *idx;                    /* [max_tokens * k]: its topk_idx */
+    float *weights;              /* [max_tokens * k]: its topk_weights */
+    int *cursor, *start;         /* [E]: scratch for dispatch */
+    int *order;                  /* [max_tokens * k]: scratch, my (t, s) pairs by expert */
+    int32_t *meta_out;           /* [max_tokens * k][2]: scratch, a run's (token, slot) pairs */
+    int n_rows;                  /* rows received by the last dispatch */
+    int *expert_count, *expert_offset; /* [n_local], [n_local + 1] */
+    int *src_pe, *src_token, *src_slot; /* [cap_rows] */
+};
+/* Provided (alltoall.c): stops unless [addr, addr + nbytes) is symmetric and lies inside one
+ * live tshmem_malloc block; "too small" names both sizes. */
+void tshmem_alltoall_check_room(const char *func, const char *what, const void *addr,
+                                size_t nbytes);
+/* Provided (moe.c): stops with a clear message unless moe is a live handle made on a team that
+ * this PE belongs to. */
+void tshmem_moe_check(const char *func, const tshmem_moe_t *moe);
+/* The first expert that team PE p owns (p = n gives E): p * E / n. */
+static inline int tshmem_moe_first_expert(int E, int n, int p)
+{
+    return (int)((int64_t)p * E / n);
+}
 
 /* ---- Written in the chapters, used across them ------------------------------------------------ */
 void tshmem_require_live(const char *func);  /* 1.1: stop unless between init and finalize */

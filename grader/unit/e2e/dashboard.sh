@@ -63,9 +63,9 @@ grader_pid() { pgrep -P "$(T display -p -t e2e '#{pane_pid}')" -f build/grader/g
 # ---- the roadmap at 80x24 --------------------------------------------------------------------
 terminal 80 24
 dashboard
-on_screen "the roadmap at 80x24" "tshmem: build your own NVSHMEM" "0/11 done" "Code" "Test" "Points" \
+on_screen "the roadmap at 80x24" "tshmem: build your own NVSHMEM" "0/12 done" "Code" "Test" "Points" \
   "Perf" "Doc" "1.1  Initialization & bootstrap" "1.4  Signals, atomics, barriers" \
-  "2.2  AllReduce" "3.3  The same patterns on real GPUs" "coming" "○ to do" "Enter test" "q quit"
+  "2.2  AllReduce" "3.1  MoE all-to-all dispatch/combine" "3.3  The same patterns on real GPUs" "○ to do" "Enter test" "q quit"
 on_screen "the selected chapter's overview" "Status: to do" "week1/01-init/ (init.c): the stub" \
   "Its tests have not run yet: press Enter"
 width=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$screen")
