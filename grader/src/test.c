@@ -114,6 +114,30 @@ static const char *run_word(const struct chapter_run *r)
 
 /* ---- One chapter ------------------------------------------------------------------------- */
 
+/* The earliest other chapter whose unwritten code a failing test of this run reached (the stub's
+ * message says "is not written yet (chapter X.Y)"), or NULL. */
+static const struct chapter *earlier_todo(const struct course *c, const struct chapter_run *r)
+{
+    static const char said[] = "is not written yet (chapter ";
+    const struct chapter *first = NULL;
+    for (int i = 0; i < r->n; i++) {
+        const char *m = r->results[i].passed ? NULL : r->results[i].message;
+        while (m && (m = strstr(m, said)) != NULL) {
+            m += sizeof said - 1;
+            char id[16];
+            size_t len = strcspn(m, ")");
+            if (len == 0 || len >= sizeof id)
+                continue;
+            memcpy(id, m, len);
+            id[len] = '\0';
+            const struct chapter *ch = course_find(c, id);
+            if (ch && ch != r->ch && (!first || course_index(c, ch) < course_index(c, first)))
+                first = ch;
+        }
+    }
+    return first;
+}
+
 /* Runs one chapter, shows it, records it. Returns 1 when every test passed; -1 interrupted. */
 static int test_one(const struct course *c, const struct chapter *ch, struct test_opts *o,
                     int recheck)
@@ -174,6 +198,12 @@ static int test_one(const struct course *c, const struct chapter *ch, struct tes
         print_run(&r);
         if (r.built)
             printf("  %d of %d tests, %d of %d points\n", ok, total, pts, max);
+        const struct chapter *before = o->v.ref[0] ? NULL : earlier_todo(c, &r);
+        if (before)
+            printf("  Some tests stopped in chapter %s's unwritten code (%s builds on it): finish "
+                   "%s first,\n  or take the earlier chapters from the reference for now: "
+                   "grader test %s --ref-deps\n",
+                   before->id, ch->id, before->id, ch->id);
         if (regressed)
             printf("  %s passed before and fails now: a change broke it, so it is back to in "
                    "progress. The failures above say where.\n",

@@ -127,6 +127,9 @@ cp build/stubs/week1/01-init/init.c week1/01-init/init.c
 expect "a change to a passed chapter re-checks it" "$out" \
   "Re-checking 1.1: it passed before, and your files changed since." \
   "1.1 passed before and fails now"
+expect "a test stopped by an earlier chapter's stub points to --ref-deps" "$out" \
+  "Some tests stopped in chapter 1.1's unwritten code (1.2 builds on it): finish 1.1 first," \
+  "grader test 1.2 --ref-deps"
 "$G" card >"$out" 2>&1
 expect "the card shows the regression as in progress" "$out" "| 🚧 | 1.1 | Initialization & bootstrap |" \
   "(broke since it passed)" "| ⬜ | 1.2 |" "| ⬜ | 3.1 | MoE all-to-all dispatch/combine |" "| ⬜ | 3.2 | Pipeline-parallel handoff |"
