@@ -72,7 +72,7 @@ NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES
 .PHONY: book check-book deps-book
 .PHONY: gpu gpu-test gpu-bench gpu-check
 .PHONY: all help deps lib pe-programs bench-programs suites grader unit stubs check-stubs week1 \
-        week2 test \
+        week2 week3 test \
         clean print-build-dir print-chapters
 
 all: lib grader
@@ -86,6 +86,8 @@ help:
 	@echo "                    grader's unit and end-to-end tests (dashboard in tmux, watch)"
 	@echo "  make lib          build build/<impl>/lib/libtshmem.a (IMPL=learner|solutions)"
 	@echo "  make week2        the same for chapters 2.1-2.5"
+	@echo "  make week3        the same for chapters 3.1-3.3 (3.3 is skipped, with the reason, without"
+	@echo "                    2 GPUs and NVSHMEM; make gpu builds and runs it)"
 	@echo "  make pe-programs  build the PE-side test programs of a variant (IMPL, REF, STUB)"
 	@echo "  make bench-programs  build the chapter benchmarks of a variant (build/<impl>/bin/bench_*)"
 	@echo "  make suites       build the Criterion test suites (build/grader/suite_*)"
@@ -206,6 +208,10 @@ week1: deps
 week2: deps
 	@$(MAKE) --no-print-directory -s grader suites
 	@$(GRADER) test week2
+
+week3: deps
+	@$(MAKE) --no-print-directory -s grader suites
+	@$(GRADER) test week3
 
 test: deps deps-book
 	@$(MAKE) --no-print-directory -s STRICT=1 grader suites unit stubs $(STUBGEN)
