@@ -130,7 +130,8 @@ enum tshmem_dtype { TSHMEM_DTYPE_FLOAT, TSHMEM_DTYPE_DOUBLE, TSHMEM_DTYPE_INT64 
 enum tshmem_op { TSHMEM_OP_SUM, TSHMEM_OP_MAX };
 enum tshmem_algo {
     TSHMEM_ALGO_AUTO,               /* the selector picks by size and team size */
-    TSHMEM_ALGO_ONESHOT,            /* 2.2: read every peer's source directly; 2.3, 3.1: every peer's staged block(s) */
+    TSHMEM_ALGO_ONESHOT,            /* 2.2: read every peer's source directly; 2.3, 3.1: every
+                                     * peer's staged block(s) */
     TSHMEM_ALGO_RECURSIVE_DOUBLING, /* 2.2: log2(n) exchange rounds */
     TSHMEM_ALGO_RING,               /* 2.2: reduce-scatter + allgather; 2.3: ring */
     TSHMEM_ALGO_DIRECT,             /* 2.3: every PE pushes its block to every peer; 3.1 too */

@@ -142,7 +142,8 @@ static void alltoall_oneshot(tshmem_team_t team, void *dest, const void *source,
         const char *block = st->data + (size_t)me * nbytes;
         struct tshmem_a2a_stage *peer = tshmem_ptr(st, pe);
         struct tshmem_spin spin;
-        tshmem_spin_init(&spin, "tshmem_alltoallmem", &st->ready.value);
+        tshmem_spin_init(&spin, "tshmem_alltoallmem",
+                         peer ? &peer->ready.value : &st->ready.value);
         if (peer) { /* on this node: load the flag, then the bytes, straight from its slice */
             while (atomic_load_explicit(tshmem_atomic(&peer->ready.value), memory_order_acquire) <
                    k)
