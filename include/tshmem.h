@@ -130,10 +130,11 @@ enum tshmem_dtype { TSHMEM_DTYPE_FLOAT, TSHMEM_DTYPE_DOUBLE, TSHMEM_DTYPE_INT64 
 enum tshmem_op { TSHMEM_OP_SUM, TSHMEM_OP_MAX };
 enum tshmem_algo {
     TSHMEM_ALGO_AUTO,               /* the selector picks by size and team size */
-    TSHMEM_ALGO_ONESHOT,            /* 2.2: read every peer's source directly; 2.3: every peer's staged block */
+    TSHMEM_ALGO_ONESHOT,            /* 2.2: read every peer's source directly; 2.3, 3.1: every
+                                     * peer's staged block(s) */
     TSHMEM_ALGO_RECURSIVE_DOUBLING, /* 2.2: log2(n) exchange rounds */
     TSHMEM_ALGO_RING,               /* 2.2: reduce-scatter + allgather; 2.3: ring */
-    TSHMEM_ALGO_DIRECT,             /* 2.3: every PE pushes its block to every peer */
+    TSHMEM_ALGO_DIRECT,             /* 2.3: every PE pushes its block to every peer; 3.1 too */
     TSHMEM_ALGO_HYBRID,             /* 2.3: direct inside a node, ring across nodes */
     TSHMEM_ALGO_TWO_SHOT,           /* 2.2: reduce-scatter by direct loads, then allgather */
     TSHMEM_ALGO_HIERARCHICAL        /* 2.5: reduce on each node, allreduce among node leaders,
@@ -198,6 +199,13 @@ void tshmem_team_destroy(tshmem_team_t team); /* collective over the team's memb
  * *recv_x itself) and returns to each home PE, in y (num_tokens x hidden),
  * y[t] = sum over s = 0 .. top_k-1 of topk_weights[t*top_k + s] * output of (t, s), summed in
  * slot order. Calls may follow each other with no barrier (layer after layer). */
+/* tshmem_alltoallmem_algo: the same exchange with the algorithm chosen (each callable on its
+ * own, as in 2.3): TSHMEM_ALGO_DIRECT (credits, then a put into every peer's dest),
+ * TSHMEM_ALGO_ONESHOT (every PE stages its whole source, every peer pulls its block from it;
+ * n x nbytes at most 8 KiB), TSHMEM_ALGO_AUTO (what tshmem_alltoallmem runs: one-shot for small
+ * exchanges, direct otherwise). Every member must pass the same algo. */
+int tshmem_alltoallmem_algo(tshmem_team_t team, void *dest, const void *source, size_t nbytes,
+                            enum tshmem_algo algo);
 typedef struct tshmem_moe tshmem_moe_t;
 typedef struct {
     int num_experts; /* E, over the whole team */

@@ -72,6 +72,16 @@ struct tshmem_alltoall_flags {
     _Alignas(TSHMEM_CACHE_LINE) uint64_t from[TSHMEM_COLL_MAX_PES];
 };
 
+/* tshmem_alltoallmem's one-shot stage (3.1), its own and not 2.3's: the reuse argument counts
+ * the calls that go through one area. A PE copies its whole source (n blocks) into its stage
+ * and publishes it; every peer reads its own block out of it. Two per team, used in turn by
+ * one-shot call number, so a PE never waits for its readers. */
+#define TSHMEM_A2A_STAGE_BYTES 8192 /* n x nbytes up to this goes one-shot */
+struct tshmem_a2a_stage {
+    struct tshmem_flag ready; /* written by this PE only: the one-shot call now in data */
+    _Alignas(TSHMEM_CACHE_LINE) char data[TSHMEM_A2A_STAGE_BYTES];
+};
+
 /* The start of every PE's slice: symmetric words the runtime itself uses. The user heap begins
  * TSHMEM_RESERVED_BYTES into the slice. */
 struct tshmem_reserved {
@@ -85,6 +95,7 @@ struct tshmem_reserved {
     _Alignas(TSHMEM_HEAP_ALIGN) char nb_landing[2][TSHMEM_NB_LANDING_BYTES]; /* its landing
                                                             * zone, double-buffered (2.4) */
     struct tshmem_alltoall_flags alltoall[TSHMEM_MAX_TEAMS]; /* tshmem_alltoallmem (3.1) */
+    struct tshmem_a2a_stage alltoall_stage[TSHMEM_MAX_TEAMS][2]; /* its one-shot (3.1) */
 };
 _Static_assert(sizeof(struct tshmem_reserved) <= TSHMEM_RESERVED_BYTES,
                "the reserved area outgrew TSHMEM_RESERVED_BYTES");

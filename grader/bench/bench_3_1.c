@@ -3,8 +3,11 @@
  *   make bench-programs IMPL=solutions && tools/tshrun -np 2 build/solutions/bin/bench_3_1
  *
  * Operations (--op NAME runs one):
- *   alltoall  tshmem_alltoallmem against MPI_Alltoall; bytes = what each PE sends in all
- *             (n blocks), busbw = algbw x (n - 1) / n.
+ *   alltoall  tshmem_alltoallmem (the selector's choice) against MPI_Alltoall; bytes = what
+ *             each PE sends in all (n blocks), busbw = algbw x (n - 1) / n.
+ *   alltoall_direct, alltoall_oneshot
+ *             each algorithm forced through tshmem_alltoallmem_algo, in the same run (one-shot
+ *             only while the n blocks fit its 8 KiB stage).
  *   dispatch  tshmem_moe_dispatch against the same exchange written with MPI: MPI_Alltoall of
  *             the per-expert counts, MPI_Alltoallv of the rows (and of their (token, slot)),
  *             then a local regroup by expert.
@@ -22,6 +25,7 @@
 /* ---- all-to-all ------------------------------------------------------------------------- */
 struct a2a_ctx {
     int mpi, me, n;
+    enum tshmem_algo algo; /* tshmem's: AUTO (tshmem_alltoallmem), DIRECT or ONESHOT */
     size_t block;
     unsigned char *dest, *source;
 };
@@ -41,8 +45,10 @@ static void a2a_run(void *p, int iter)
     if (c->mpi)
         MPI_Alltoall(c->source, (int)c->block, MPI_BYTE, c->dest, (int)c->block, MPI_BYTE,
                      MPI_COMM_WORLD);
-    else
+    else if (c->algo == TSHMEM_ALGO_AUTO)
         tshmem_alltoallmem(TSHMEM_TEAM_WORLD, c->dest, c->source, c->block);
+    else
+        tshmem_alltoallmem_algo(TSHMEM_TEAM_WORLD, c->dest, c->source, c->block, c->algo);
 }
 
 static void a2a_verify(const struct a2a_ctx *c, int last)
@@ -358,7 +364,20 @@ int main(int argc, char **argv)
     bench_heap((a2a_heap > moe_heap ? a2a_heap : moe_heap) + (16u << 20));
     tshmem_init();
     int me = tshmem_my_pe(), n = tshmem_n_pes();
-    if (bench_wanted(&o, "alltoall")) {
+    /* The all-to-all ops: MPI and the selector's choice (both under "alltoall"), then each
+     * algorithm forced. */
+    static const struct {
+        const char *op;
+        int mpi;
+        enum tshmem_algo algo;
+    } a2a_ops[] = {{"alltoall", 1, TSHMEM_ALGO_AUTO},
+                   {"alltoall", 0, TSHMEM_ALGO_AUTO},
+                   {"alltoall_direct", 0, TSHMEM_ALGO_DIRECT},
+                   {"alltoall_oneshot", 0, TSHMEM_ALGO_ONESHOT}};
+    int any_a2a = 0;
+    for (size_t k = 0; k < sizeof a2a_ops / sizeof a2a_ops[0]; k++)
+        any_a2a |= bench_wanted(&o, a2a_ops[k].op);
+    if (any_a2a) {
         unsigned char *sd = tshmem_malloc(o.max_bytes), *ss = tshmem_malloc(o.max_bytes);
         unsigned char *md = xmalloc(o.max_bytes), *ms = xmalloc(o.max_bytes);
         size_t sizes[64];
@@ -367,13 +386,18 @@ int main(int argc, char **argv)
             size_t block = sizes[i] / (size_t)n;
             if (block == 0)
                 continue;
-            for (int mpi = 1; mpi >= 0; mpi--) {
-                struct a2a_ctx c = {mpi, me, n, block, mpi ? md : sd, mpi ? ms : ss};
+            for (size_t k = 0; k < sizeof a2a_ops / sizeof a2a_ops[0]; k++) {
+                int mpi = a2a_ops[k].mpi;
+                if (!bench_wanted(&o, a2a_ops[k].op) ||
+                    (a2a_ops[k].algo == TSHMEM_ALGO_ONESHOT && block * (size_t)n > 8192))
+                    continue;
+                struct a2a_ctx c = {mpi, me, n, a2a_ops[k].algo, block, mpi ? md : sd,
+                                    mpi ? ms : ss};
                 int iters = bench_iters(&o, sizes[i]);
                 struct bench_result r = bench_measure((struct bench_fn){a2a_prepare, a2a_run, &c},
                                                       iters);
                 a2a_verify(&c, iters / 10 + iters);
-                bench_report("alltoall", mpi ? "mpi" : "tshmem", block * (size_t)n, iters, r,
+                bench_report(a2a_ops[k].op, mpi ? "mpi" : "tshmem", block * (size_t)n, iters, r,
                              (double)(n - 1) / n);
             }
         }

@@ -14,6 +14,12 @@
 
 #define SENTINEL 0xA5
 #define GUARD 64
+#define STAGE_BYTES 8192 /* TSHMEM_A2A_STAGE_BYTES: the most a one-shot exchange stages */
+
+/* The algorithm the alltoall scenarios run: AUTO (tshmem_alltoallmem itself) unless a
+ * scenario's name starts with oneshot_ or direct_. */
+static enum tshmem_algo a2a_algo = TSHMEM_ALGO_AUTO;
+static const char *a2a_algo_name = "auto";
 
 /* ---- alltoallmem --------------------------------------------------------------------------- */
 struct team_setup {
@@ -47,12 +53,21 @@ static unsigned char a2a_byte(int src, int dst, size_t i, int r)
     return pattern(src, i, r * 31 + dst);
 }
 
-static int parse_sizes(const char *list, size_t *sizes, int cap)
+/* A comma-separated list of sizes; "max" is the largest block a one-shot exchange of n PEs
+ * takes (STAGE_BYTES / n), "max+1" one more. */
+static int parse_sizes(const char *list, size_t *sizes, int cap, int n_team)
 {
     int n = 0;
     for (const char *p = list; *p && n < cap;) {
         char *end;
-        sizes[n++] = strtoull(p, &end, 10);
+        if (strncmp(p, "max", 3) == 0) {
+            sizes[n] = STAGE_BYTES / (size_t)(n_team > 0 ? n_team : 1);
+            end = (char *)p + 3;
+            if (*end == '+')
+                sizes[n] += strtoull(end + 1, &end, 10);
+            n++;
+        } else
+            sizes[n++] = strtoull(p, &end, 10);
         p = *end == ',' ? end + 1 : end;
     }
     return n;
@@ -67,10 +82,12 @@ static int one_alltoall(const struct team_setup *s, unsigned char *dest, unsigne
     for (int j = 0; j < n; j++)
         for (size_t i = 0; i < size; i++)
             src[(size_t)j * size + i] = a2a_byte(me, world_of(s, j), i, r);
-    int rc = tshmem_alltoallmem(s->team, dest, src, size);
+    int rc = a2a_algo == TSHMEM_ALGO_AUTO
+                 ? tshmem_alltoallmem(s->team, dest, src, size)
+                 : tshmem_alltoallmem_algo(s->team, dest, src, size, a2a_algo);
     if (rc != 0) {
-        FAIL("round %d, alltoallmem on team %s, %zu bytes per block: returned %d, expected 0", r,
-             s->name, size, rc);
+        FAIL("round %d, alltoallmem (%s) on team %s, %zu bytes per block: returned %d, expected 0",
+             r, a2a_algo_name, s->name, size, rc);
         return 0;
     }
     for (int i = 0; i < n; i++) {
@@ -78,9 +95,9 @@ static int one_alltoall(const struct team_setup *s, unsigned char *dest, unsigne
         for (size_t x = 0; x < size; x++) {
             unsigned char want = a2a_byte(world_of(s, i), me, x, r);
             if (b[x] != want) {
-                FAIL("round %d, alltoallmem on team %s, %zu bytes per block: block %d (from team "
-                     "PE %d, world PE %d), byte %zu is 0x%02x, expected 0x%02x", r, s->name, size,
-                     i, i, world_of(s, i), x, b[x], want);
+                FAIL("round %d, alltoallmem (%s) on team %s, %zu bytes per block: block %d (from "
+                     "team PE %d, world PE %d), byte %zu is 0x%02x, expected 0x%02x", r,
+                     a2a_algo_name, s->name, size, i, i, world_of(s, i), x, b[x], want);
                 return 0;
             }
         }
@@ -106,16 +123,16 @@ static int one_alltoall(const struct team_setup *s, unsigned char *dest, unsigne
 static void alltoall(int argc, char **argv)
 {
     size_t sizes[16], max = 0;
-    int ns = parse_sizes(argc > 3 ? argv[3] : "0,1,7,1023", sizes, 16);
     pe_init();
     struct team_setup s = make_team(argc > 2 ? argv[2] : "world");
+    int ns = parse_sizes(argc > 3 ? argv[3] : "0,1,7,1023", sizes, 16, s.n);
     for (int i = 0; i < ns; i++)
         max = sizes[i] > max ? sizes[i] : max;
     int nw = tshmem_n_pes();
     unsigned char *dest = tshmem_malloc(max * (size_t)nw + GUARD);
     unsigned char *src = tshmem_malloc(max * (size_t)nw + 1);
     for (int i = 0; s.me >= 0 && i < ns; i++) {
-        STEP("alltoall on team %s, %zu bytes per block", s.name, sizes[i]);
+        STEP("alltoall (%s) on team %s, %zu bytes per block", a2a_algo_name, s.name, sizes[i]);
         if (!one_alltoall(&s, dest, src, sizes[i], i + 1))
             return; /* exit now: the launcher stops the PEs still waiting for us */
     }
@@ -128,10 +145,15 @@ static void alltoall(int argc, char **argv)
  * dest whose owner has not entered the call yet. */
 static void alltoall_back_to_back(int argc, char **argv)
 {
-    static const size_t sizes[] = {1, 7, 300, 0, 4096, 3, 20001, 64, 1};
-    enum { N_SIZES = sizeof sizes / sizeof sizes[0], MAX = 20001 };
+    static const size_t all_sizes[] = {1, 7, 300, 0, 4096, 3, 20001, 64, 1};
+    enum { N_SIZES = sizeof all_sizes / sizeof all_sizes[0], MAX = 20001 };
     pe_init();
     struct team_setup s = make_team(argc > 2 ? argv[2] : "world");
+    /* One-shot takes at most STAGE_BYTES / n per block: larger sizes become that limit. */
+    size_t sizes[N_SIZES], cap = s.n > 0 ? STAGE_BYTES / (size_t)s.n : 0;
+    for (int i = 0; i < N_SIZES; i++)
+        sizes[i] = a2a_algo == TSHMEM_ALGO_ONESHOT && all_sizes[i] > cap ? cap - (size_t)(i % 2)
+                                                                         : all_sizes[i];
     int calls = argc > 3 ? atoi(argv[3]) : 500;
     int nw = tshmem_n_pes();
     unsigned char *dest = tshmem_malloc((size_t)MAX * (size_t)nw + GUARD);
@@ -149,6 +171,32 @@ static void alltoall_back_to_back(int argc, char **argv)
     tshmem_finalize();
 }
 
+/* oneshot_alltoall TEAM SIZES, oneshot_back_to_back TEAM CALLS, and the same with direct_:
+ * the scenarios above with that algorithm forced through tshmem_alltoallmem_algo. */
+static void forced(int argc, char **argv, enum tshmem_algo algo, const char *name,
+                   void (*scenario)(int, char **))
+{
+    a2a_algo = algo;
+    a2a_algo_name = name;
+    scenario(argc, argv);
+}
+static void oneshot_alltoall(int argc, char **argv)
+{
+    forced(argc, argv, TSHMEM_ALGO_ONESHOT, "oneshot", alltoall);
+}
+static void oneshot_back_to_back(int argc, char **argv)
+{
+    forced(argc, argv, TSHMEM_ALGO_ONESHOT, "oneshot", alltoall_back_to_back);
+}
+static void direct_alltoall(int argc, char **argv)
+{
+    forced(argc, argv, TSHMEM_ALGO_DIRECT, "direct", alltoall);
+}
+static void direct_back_to_back(int argc, char **argv)
+{
+    forced(argc, argv, TSHMEM_ALGO_DIRECT, "direct", alltoall_back_to_back);
+}
+
 /* alltoall_bad KIND */
 static void alltoall_bad(int argc, char **argv)
 {
@@ -164,6 +212,11 @@ static void alltoall_bad(int argc, char **argv)
         tshmem_alltoallmem(TSHMEM_TEAM_WORLD, dest, src, 4096 / (size_t)n + 100);
     else if (strcmp(kind, "overlap") == 0)
         tshmem_alltoallmem(TSHMEM_TEAM_WORLD, dest, dest + 8, 8);
+    else if (strcmp(kind, "oneshot_big") == 0) /* one byte per PE more than a stage holds */
+        tshmem_alltoallmem_algo(TSHMEM_TEAM_WORLD, dest, src, STAGE_BYTES / (size_t)n + 1,
+                                TSHMEM_ALGO_ONESHOT);
+    else if (strcmp(kind, "algo") == 0)
+        tshmem_alltoallmem_algo(TSHMEM_TEAM_WORLD, dest, src, 8, TSHMEM_ALGO_RING);
     FAIL("bad arguments (%s) were accepted", kind);
 }
 
@@ -478,6 +531,10 @@ int main(int argc, char **argv)
     static const struct scenario list[] = {
         {"alltoall", alltoall},
         {"alltoall_back_to_back", alltoall_back_to_back},
+        {"oneshot_alltoall", oneshot_alltoall},
+        {"oneshot_back_to_back", oneshot_back_to_back},
+        {"direct_alltoall", direct_alltoall},
+        {"direct_back_to_back", direct_back_to_back},
         {"alltoall_bad", alltoall_bad},
         {"moe", moe},
         {"moe_bad", moe_bad},

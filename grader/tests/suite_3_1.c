@@ -1,5 +1,6 @@
-/* suite_3_1.c: chapter 3.1, MoE all-to-all: tshmem_alltoallmem, then dispatch and combine
- * against a single-process reference of the same routing, and bad arguments. */
+/* suite_3_1.c: chapter 3.1, MoE all-to-all: tshmem_alltoallmem (auto, and each algorithm on
+ * its own), then dispatch and combine against a single-process reference of the same routing,
+ * and bad arguments. */
 #include "suite.h"
 
 #define CH "3.1"
@@ -32,6 +33,27 @@ Test(ch3_1, alltoall_teams, .description = "all-to-all on TSHMEM_TEAM_NODE of vi
                  ENV("TSHMEM_PES_PER_NODE=2"), 30, ((int[]){4, END_PES}));
 }
 
+Test(ch3_1, alltoall_direct, .description = "the direct algorithm forced (TSHMEM_ALGO_DIRECT): 0, 1, 7, 1023 bytes per block on 1, 2, 3, 5, 8 PEs, 200 calls in a row on 3")
+{
+    expect_ok_on(CH, PROG, "direct_alltoall", ARGS("world", SMALL), NULL, 30, EVERY_COUNT);
+    expect_ok_on(CH, PROG, "direct_back_to_back", ARGS("world", "200"), NULL, 30,
+                 ((int[]){3, END_PES}));
+}
+
+Test(ch3_1, alltoall_oneshot, .description = "the one-shot pull forced (TSHMEM_ALGO_ONESHOT): 0, 1, 7 bytes and the stage's limit per block on 1, 2, 3, 5, 8 PEs; 400 calls in a row on 3 PEs and 300 on 8, reading dest between calls; on a strided team; across virtual nodes (getmem)")
+{
+    expect_ok_on(CH, PROG, "oneshot_alltoall", ARGS("world", "0,1,7,max,1"), NULL, 30,
+                 EVERY_COUNT);
+    expect_ok_on(CH, PROG, "oneshot_back_to_back", ARGS("world", "400"), NULL, 30,
+                 ((int[]){3, END_PES}));
+    expect_ok_on(CH, PROG, "oneshot_back_to_back", ARGS("world", "300"), NULL, 30,
+                 ((int[]){8, END_PES}));
+    expect_ok_on(CH, PROG, "oneshot_back_to_back", ARGS("even", "300"), NULL, 30,
+                 ((int[]){5, END_PES}));
+    expect_ok_on(CH, PROG, "oneshot_back_to_back", ARGS("world", "300"),
+                 ENV("TSHMEM_PES_PER_NODE=2"), 30, ((int[]){3, END_PES}));
+}
+
 Test(ch3_1, alltoall_bad_arguments, .description = "an unknown team, a dest off the heap or too small, source overlapping dest: each stops with a clear error")
 {
     expect_error(CH, PROG, 2, "alltoall_bad", ARGS("team"), NULL, TSHMEM_EXIT_ERROR,
@@ -42,6 +64,15 @@ Test(ch3_1, alltoall_bad_arguments, .description = "an unknown team, a dest off 
                  ARGS("tshmem_alltoallmem: dest", "is too small"));
     expect_error(CH, PROG, 2, "alltoall_bad", ARGS("overlap"), NULL, TSHMEM_EXIT_ERROR,
                  ARGS("tshmem_alltoallmem: source", "overlaps dest"));
+}
+
+Test(ch3_1, alltoall_bad_algorithm, .description = "an algorithm that is not auto, direct or one-shot, and a one-shot exchange larger than the stage: each stops with a clear error")
+{
+    expect_error(CH, PROG, 2, "alltoall_bad", ARGS("algo"), NULL, TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_alltoallmem_algo: algo 3 is not an all-to-all algorithm"));
+    expect_error(CH, PROG, 2, "alltoall_bad", ARGS("oneshot_big"), NULL, TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_alltoallmem_algo: TSHMEM_ALGO_ONESHOT stages the whole source",
+                      "use TSHMEM_ALGO_AUTO or _DIRECT"));
 }
 
 Test(ch3_1, dispatch_combine_uniform, .description = "E = 8 over 2, 3 and 5 PEs (not divisible), E = 4 over 8 PEs (some PEs own no expert), k = 1 and 2: rows, layout and combine equal the reference")
