@@ -279,7 +279,12 @@ static void run_suite(const struct course *c, const struct chapter *ch, const ch
     snprintf(e_report, sizeof e_report, "TSHMEM_REPORT=%s", report);
     snprintf(e_tag, sizeof e_tag, "TSHMEM_GRADER_RUN=%d-%d", (int)getpid(), ++runs);
     const char *env[] = {e_root, e_bin, e_report, e_tag, NULL};
-    char *argv[] = {suite, "--jobs=2", NULL};
+    /* Tests run side by side, one per core (at least 2, at most 8): every PE job backs off
+     * while it waits, so two at a time share even a 2-core machine well. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    char jobs[32];
+    snprintf(jobs, sizeof jobs, "--jobs=%ld", cores < 2 ? 2 : cores > 8 ? 8 : cores);
+    char *argv[] = {suite, jobs, NULL};
     struct report_reader rr = {.f = fd >= 0 ? fopen(report, "r") : NULL, .out = out, .ev = ev};
     pid_t pid = log_fd >= 0 ? spawn_in_root(c, argv, env, log_fd, 1) : -1;
     if (pid > 0)
