@@ -18,7 +18,9 @@
  * rows' bytes per second; tokens_per_s = T / time. Routing: k distinct experts per token,
  * uniform at random, the same for both implementations. Experts are the identity, and the
  * result is checked (y = x times the sum of the weights) for both. A timed dispatch ends with
- * the receiver reading each received row once (first_read), as its experts would.
+ * the receiver reading each received row once (first_read), as its experts would. After each
+ * dispatch or combine line, a "# " line gives the same figure as tokens per second and GB/s of
+ * rows, with the shape.
  */
 #include "bench.h"
 
@@ -276,6 +278,10 @@ static void moe_report(const char *op, const struct moe_ctx *c, int iters, struc
            "tokens_per_s=%.0f\n", op, c->mpi ? "mpi" : "tshmem", c->n, bytes, iters, r.median_us,
            r.min_us, r.max_us, algbw, algbw, c->s.T, c->s.H, c->s.k, c->s.E,
            (double)c->s.T / (r.median_us * 1e-6));
+    /* The same per layer shape, for the reader (grader bench lists these after its tables). */
+    printf("# %-8s %-6s T=%-4d H=%-5d k=%d E=%-3d %8.0f tokens/s per PE, rows at %6.2f GB/s\n", op,
+           c->mpi ? "mpi" : "tshmem", c->s.T, c->s.H, c->s.k, c->s.E,
+           (double)c->s.T / (r.median_us * 1e-6), algbw);
     fflush(stdout);
 }
 
