@@ -171,12 +171,14 @@ void tshmem_pipe_model_forward(struct tshmem_pipe_model *m, int mb, const float 
 
 void tshmem_pipe_model_backward(struct tshmem_pipe_model *m, int mb, const float *dy, float *dx)
 {
-    if (m->stash_count == 0 || m->stash_mb[m->stash_first] != mb)
-        tshmem_fail(__func__, "stage %d: backward of micro-batch %d, but %s. Run each "
-                    "micro-batch's forward before its backward, and the backwards in "
-                    "micro-batch order (0, 1, 2, ...).", m->stage, mb,
-                    m->stash_count ? "the oldest stashed forward is another one"
-                                   : "no forward is stashed");
+    if (m->stash_count == 0)
+        tshmem_fail(__func__, "stage %d: backward of micro-batch %d, but no forward is stashed. "
+                    "Run each micro-batch's forward before its backward.", m->stage, mb);
+    if (m->stash_mb[m->stash_first] != mb)
+        tshmem_fail(__func__, "stage %d: backward of micro-batch %d, but the oldest stashed "
+                    "forward is micro-batch %d. Run the backwards in micro-batch order (0, 1, "
+                    "2, ...), the order the single-process run adds the gradients in.",
+                    m->stage, mb, m->stash_mb[m->stash_first]);
     if (dy == NULL && m->stage != m->n_stages - 1)
         tshmem_fail(__func__, "stage %d of %d: dy is NULL, but only the last stage takes its "
                     "gradient from the loss: pass the gradient received from stage %d.",
