@@ -54,7 +54,6 @@ static char *bench_program(const struct course *c, const struct chapter *ch, con
     return path;
 }
 
-/* Runs one program; its bench lines go into set (as `run`). 0, or -1 after saying why. */
 /* The program's "# " lines: what a table by operation and size cannot hold (2.4's hidden
  * fraction, 3.2's bubble against the theory), each without its "# ", indented; NULL if none. */
 static char *comment_lines(const char *out)
@@ -78,6 +77,8 @@ static char *comment_lines(const char *out)
     return s;
 }
 
+/* Runs one program; its bench lines go into set (as `run`), its "# " lines into *notes. 0, or
+ * -1 after saying why. */
 static int bench_run(const struct course *c, const struct chapter *ch, const char *prog,
                      const char *run, const struct bench_opts *o, struct bench_set *set,
                      char **notes)
