@@ -72,6 +72,12 @@ static void event(struct dash *d, struct pane *p, json_t *o)
         if (json_is_true(json_object_get(o, "regressed")))
             pane_add(p, P_FAIL, "  %s passed before and fails now: a change broke it.",
                      str(o, "chapter"));
+        if (*str(o, "blocked_by"))
+            pane_add(p, P_NOTE, "  Some tests stopped in chapter %s's unwritten code (%s builds on "
+                     "it): finish %s first, or run grader test %s --ref-deps in a shell to take "
+                     "the earlier chapters from the reference for now.",
+                     str(o, "blocked_by"), str(o, "chapter"), str(o, "blocked_by"),
+                     str(o, "chapter"));
     } else if (!strcmp(ev, "recheck")) {
         pane_add(p, P_NOTE, "Re-checking %s: passed before, and the files changed since.",
                  str(o, "chapters"));

@@ -189,16 +189,17 @@ static int test_one(const struct course *c, const struct chapter *ch, struct tes
         progress_close(&p);
     }
     int regressed = was_done && !done;
+    const struct chapter *before = o->v.ref[0] ? NULL : earlier_todo(c, &r);
     if (o->json) {
-        emit(json_pack("{s:s, s:s, s:b, s:s?, s:i, s:i, s:i, s:i, s:s, s:b}", "event",
+        emit(json_pack("{s:s, s:s, s:b, s:s?, s:i, s:i, s:i, s:i, s:s, s:b, s:s?}", "event",
                        "chapter_end", "chapter", ch->id, "built", r.built, "build_log",
                        r.built ? NULL : r.build_log, "passed", ok, "total", total, "points", pts,
-                       "max_points", max, "status", run_word(&r), "regressed", regressed));
+                       "max_points", max, "status", run_word(&r), "regressed", regressed,
+                       "blocked_by", before ? before->id : NULL));
     } else {
         print_run(&r);
         if (r.built)
             printf("  %d of %d tests, %d of %d points\n", ok, total, pts, max);
-        const struct chapter *before = o->v.ref[0] ? NULL : earlier_todo(c, &r);
         if (before)
             printf("  Some tests stopped in chapter %s's unwritten code (%s builds on it): finish "
                    "%s first,\n  or take the earlier chapters from the reference for now: "

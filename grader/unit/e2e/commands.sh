@@ -132,6 +132,9 @@ expect "a change to a passed chapter re-checks it" "$out" \
 expect "a test stopped by an earlier chapter's stub points to --ref-deps" "$out" \
   "Some tests stopped in chapter 1.1's unwritten code (1.2 builds on it): finish 1.1 first," \
   "grader test 1.2 --ref-deps"
+"$G" test 1.2 --json >"$out" 2>&1
+expect "test --json names the earlier chapter a test stopped in (the dashboard shows it)" "$out" \
+  '"event":"chapter_end","chapter":"1.2"' '"blocked_by":"1.1"'
 "$G" card >"$out" 2>&1
 expect "the card shows the regression as in progress" "$out" "| 🚧 | 1.1 | Initialization & bootstrap |" \
   "(broke since it passed)" "| ⬜ | 1.2 |" "| ⬜ | 3.1 | MoE all-to-all dispatch/combine |" "| ⬜ | 3.2 | Pipeline-parallel handoff |"
