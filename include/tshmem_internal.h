@@ -444,10 +444,6 @@ struct tshmem_moe {
     int *expert_count, *expert_offset; /* [n_local], [n_local + 1] */
     int *src_pe, *src_token, *src_slot; /* [cap_rows] */
 };
-/* Provided (alltoall.c): stops unless [addr, addr + nbytes) is symmetric and lies inside one
- * live tshmem_malloc block; "too small" names both sizes. */
-void tshmem_alltoall_check_room(const char *func, const char *what, const void *addr,
-                                size_t nbytes);
 /* Provided (moe.c): stops with a clear message unless moe is a live handle made on a team that
  * this PE belongs to. */
 void tshmem_moe_check(const char *func, const tshmem_moe_t *moe);

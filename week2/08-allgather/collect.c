@@ -60,7 +60,7 @@ void tshmem_collect_check_room(const char *func, const char *what, const void *a
             tshmem_fail(func,
                         "%s %p is too small: this call needs %s there, but its "
                         "tshmem_malloc block has room for %s from that address. Allocate "
-                        "enough on every PE (fcollect's dest needs team size x nbytes).",
+                        "enough on every PE (the dest of fcollect and alltoall needs team size x nbytes).",
                         what, addr, tshmem_bytes_str(nbytes, need, sizeof need),
                         tshmem_bytes_str(left, room, sizeof room));
         return;

@@ -40,32 +40,6 @@ static uint64_t calls_on_team[TSHMEM_MAX_TEAMS];
  * whole exchange fits the stage and the blocks are at most this big. */
 #define ONESHOT_MAX_BLOCK 1024
 
-/* Provided: stops unless [addr, addr + nbytes) lies inside one live tshmem_malloc block. */
-void tshmem_alltoall_check_room(const char *func, const char *what, const void *addr,
-                                size_t nbytes)
-{
-    char need[32], room[32];
-    tshmem_check_symmetric(func, what, addr, nbytes);
-    size_t offset = (size_t)((const char *)addr - tshmem_g.slice);
-    if (offset < TSHMEM_RESERVED_BYTES)
-        tshmem_fail(func, "%s %p lies in the runtime's reserved area. Pass memory from "
-                    "tshmem_malloc.", what, addr);
-    for (const struct tshmem_block *b = tshmem_g.blocks; b; b = b->next) {
-        if (offset < b->offset || offset - b->offset >= b->size)
-            continue;
-        if (!b->used)
-            tshmem_fail(func, "%s %p is in free heap memory (freed, or never allocated).", what,
-                        addr);
-        size_t left = b->size - (offset - b->offset);
-        if (nbytes > left)
-            tshmem_fail(func, "%s %p is too small: this call needs %s there (team size x "
-                        "nbytes), but its tshmem_malloc block has room for %s from that address.",
-                        what, addr, tshmem_bytes_str(nbytes, need, sizeof need),
-                        tshmem_bytes_str(left, room, sizeof room));
-        return;
-    }
-}
-
 static void alltoall_direct(tshmem_team_t team, void *dest, const void *source, size_t nbytes)
 {
     /* BEGIN SOLUTION (All-to-all): credit every peer, copy your own block, put block j into team PE j's dest as soon as its credit is here, wait for every peer's block */
@@ -188,10 +162,10 @@ int tshmem_alltoallmem_algo(tshmem_team_t team, void *dest, const void *source, 
                     nbytes, n, TSHMEM_A2A_STAGE_BYTES);
     if (nbytes == 0)
         return 0; /* every member returns here alike: nbytes is the same on all of them */
-    tshmem_alltoall_check_room(func, "dest", dest, total);
+    tshmem_collect_check_room(func, "dest", dest, total);
     /* source must be symmetric too (API.md), though only this PE reads it: a source that is
      * not is almost always a private buffer passed by mistake for dest's partner. */
-    tshmem_alltoall_check_room(func, "source", source, total);
+    tshmem_collect_check_room(func, "source", source, total);
     if (s < d + total && d < s + total)
         tshmem_fail(func, "source %p overlaps dest %p (%zu bytes each): an all-to-all cannot "
                     "run in place, because a peer's block would overwrite a block of yours that "
