@@ -18,7 +18,7 @@ int cmd_bench(const struct course *c, int argc, char **argv);
 int cmd_list(const struct course *c, int argc, char **argv);
 int cmd_summary(const struct course *c, int argc, char **argv);
 int cmd_dashboard(const struct course *c, int argc, char **argv);
-int selftest(const struct course *c);
+int selftest(const struct course *c, int argc, char **argv);
 
 /* The --help text of a command ("test", ...; NULL: the overview). */
 void help(FILE *out, const char *command);

@@ -71,10 +71,12 @@ static const struct command_help helps[] = {
     {"list", "usage: grader list\n\nThe roadmap: every chapter, its folder, and whether it is "
              "available yet.\n"},
     {"selftest",
-     "usage: grader selftest\n\n"
+     "usage: grader selftest [CHAPTER ...]\n\n"
      "The course's own checks (what `make test` runs): every suite passes on solutions/ and\n"
      "fails on each chapter's stub, the stubs are fresh, the grader's unit tests and its\n"
-     "end-to-end tests (commands, dashboard in tmux, watch mode) pass.\n"},
+     "end-to-end tests (commands, dashboard in tmux, watch mode) pass.\n"
+     "With chapters (grader selftest 3.4): the course-wide checks and those chapters' only,\n"
+     "without the benchmarks and the grader's own tests.\n"},
     {NULL, NULL},
 };
 

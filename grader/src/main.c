@@ -27,7 +27,7 @@ int main(int argc, char **argv)
     if (argc < 2)
         rc = isatty(0) && isatty(1) ? cmd_dashboard(&c, 0, NULL) : cmd_summary(&c, 0, NULL);
     else if (!strcmp(argv[1], "selftest"))
-        rc = wants_help("selftest", argc - 2, argv + 2) ? 0 : selftest(&c);
+        rc = wants_help("selftest", argc - 2, argv + 2) ? 0 : selftest(&c, argc - 2, argv + 2);
     for (int i = 0; rc < 0 && cmds[i].name; i++)
         if (!strcmp(argv[1], cmds[i].name))
             rc = cmds[i].fn(&c, argc - 2, argv + 2);

@@ -88,6 +88,76 @@ static void check_chapter_files(const struct course *c, const struct chapter *ch
           "\"nearly the answer\"]");
 }
 
+/* "3.2" -> "3_2", as in the names of its suite, PE program and benchmark. */
+static void id_underscored(const struct chapter *ch, char *out, size_t len)
+{
+    snprintf(out, len, "%s", ch->id);
+    for (char *p = out; *p; p++)
+        *p = *p == '.' ? '_' : *p;
+}
+
+/* A chapter's suite must hold at least one test: with none, its reference and its stub would
+ * both "pass" the selftest vacuously. Counted in the source, where a Test( opens a line. */
+static int suite_has_tests(const struct course *c, const struct chapter *ch)
+{
+    char path[4400], what[200], detail[600], id[8], *line = NULL;
+    size_t cap = 0;
+    int tests = 0;
+    id_underscored(ch, id, sizeof id);
+    snprintf(path, sizeof path, "%s/grader/tests/%s.c", c->root, ch->suite);
+    FILE *f = fopen(path, "r");
+    while (f && getline(&line, &cap, f) > 0)
+        tests += !strncmp(line, "Test(", 5) || !strncmp(line, "ParameterizedTest(", 18);
+    free(line);
+    if (f)
+        fclose(f);
+    snprintf(what, sizeof what, "%s: grader/tests/%s.c has tests", ch->id, ch->suite);
+    snprintf(detail, sizeof detail,
+             "    %s: write one Test(ch%s, name, .description = \"...\") per behaviour the\n"
+             "    learner must get right, each running a scenario of grader/pe/pe_%s.c on some\n"
+             "    PE counts (see suite_3_2.c); a chapter without tests cannot be graded",
+             f ? "it has no Test()" : "the file does not exist", id, id);
+    check(tests > 0, what, detail);
+    return tests > 0;
+}
+
+/* tools/new-chapter marks every place it creates with "NEW-CHAPTER:" notes, each saying what to
+ * write there; a chapter passes only once none is left. */
+static void no_scaffold_left(const struct course *c, const struct chapter *ch)
+{
+    char id[8], pe[64], bench[64], suite[128], sol[128], what[160];
+    id_underscored(ch, id, sizeof id);
+    snprintf(pe, sizeof pe, "grader/pe/pe_%s.c", id);
+    snprintf(bench, sizeof bench, "grader/bench/bench_%s.c", id);
+    snprintf(suite, sizeof suite, "grader/tests/%s.c", ch->suite);
+    snprintf(sol, sizeof sol, "solutions/%s", ch->dir);
+    char *places[] = {sol, suite, pe, bench, (char *)ch->book},
+         *argv[9] = {"grep", "-rnH", "NEW-CHAPTER:"};
+    int n = 3;
+    for (size_t i = 0; i < sizeof places / sizeof *places; i++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", c->root, places[i]);
+        if (access(path, R_OK) == 0) /* 3.3 has no PE program: grep would fail on it */
+            argv[n++] = places[i];
+    }
+    argv[n] = NULL;
+    char *out = NULL;
+    int status = run_command(c, argv, NULL, &out);
+    snprintf(what, sizeof what, "%s: no note of tools/new-chapter is left", ch->id);
+    char *detail = NULL;
+    size_t len = 0;
+    FILE *d = open_memstream(&detail, &len);
+    for (char *l = out, *e; d && l && *l; l = *e ? e + 1 : e) {
+        e = strchrnul(l, '\n');
+        fprintf(d, "    %.*s\n", (int)(e - l), l);
+    }
+    if (d)
+        fclose(d);
+    check(status == 1, what, detail); /* grep: 1 is "no line found" */
+    free(detail);
+    free(out);
+}
+
 /* expect_pass: every test must pass (reference) or every test must fail (stub). */
 static void grade(const struct course *c, const struct chapter *ch, const char *stub)
 {
@@ -232,8 +302,17 @@ static void bench_quick(const struct course *c)
     free(out);
 }
 
-int selftest(const struct course *c)
+/* `grader selftest 3.4 ...`: the course-wide checks and those chapters' only. */
+int selftest(const struct course *c, int argc, char **argv)
 {
+    for (int i = 0; i < argc; i++)
+        if (!course_find(c, argv[i]) || !course_find(c, argv[i])->available) {
+            fprintf(stderr,
+                    "grader selftest: there is no available chapter '%s' in "
+                    "grader/course.json (grader list shows them).\n",
+                    argv[i]);
+            return 2;
+        }
     printf("The course's own checks\n");
     check_metadata(c);
     check_command(
@@ -257,7 +336,10 @@ int selftest(const struct course *c)
     free(gpu);
     for (int i = 0; i < c->n; i++) {
         const struct chapter *ch = &c->chapters[i];
-        if (!ch->available)
+        int wanted = argc == 0;
+        for (int a = 0; a < argc; a++)
+            wanted |= course_find(c, argv[a]) == ch;
+        if (!ch->available || !wanted)
             continue;
         printf("\n%s %s: book page, reference, then stub\n", ch->id, ch->title);
         char src[96], what[160];
@@ -265,18 +347,24 @@ int selftest(const struct course *c)
         snprintf(what, sizeof what, "%s %s has every section its stubs point to", ch->id, ch->book);
         check_command(c, what, (char *[]){"tools/check-book", src, (char *)ch->book, NULL});
         check_chapter_files(c, ch);
+        no_scaffold_left(c, ch);
+        if (!ch->requires[0] && !suite_has_tests(c, ch))
+            continue;
         grade(c, ch, "");
         grade(c, ch, ch->id);
     }
-    printf("\nThe benchmarks, quick, on the reference\n");
-    bench_quick(c);
-    printf("\nThe grader itself: unit tests, then end to end (commands, dashboard, watch)\n");
-    unit_tests(c);
-    e2e(c, "commands.sh");
-    e2e(c, "dashboard.sh");
-    e2e(c, "watch.sh");
+    if (argc == 0) {
+        printf("\nThe benchmarks, quick, on the reference\n");
+        bench_quick(c);
+        printf("\nThe grader itself: unit tests, then end to end (commands, dashboard, watch)\n");
+        unit_tests(c);
+        e2e(c, "commands.sh");
+        e2e(c, "dashboard.sh");
+        e2e(c, "watch.sh");
+    }
     if (skipped)
-        printf("\n%d skipped: the chapters that need 2 GPUs and NVSHMEM (see the skip lines)", skipped);
+        printf("\n%d skipped: the chapters that need 2 GPUs and NVSHMEM (see the skip lines)",
+               skipped);
     printf("\n%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
