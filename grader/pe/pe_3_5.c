@@ -88,6 +88,8 @@ static int same_slice(const char *what, int step, const float *mine, const float
     return 1;
 }
 
+static double worst_ratio; /* the largest |mine - ref| / bound seen, for the book's table */
+
 /* Within the rounding bound: |mine - ref| <= 2 gamma_(n-1) mag. */
 static int close_to(const char *what, int step, const float *mine, const float *ref,
                     const double *mag, int n_terms, int rows, int hidden)
@@ -97,6 +99,8 @@ static int close_to(const char *what, int step, const float *mine, const float *
             size_t i = (size_t)r * hidden + o;
             double diff = fabs((double)mine[i] - (double)ref[i]);
             double bound = 2 * gamma_n(n_terms - 1) * mag[i];
+            if (bound > 0 && diff / bound > worst_ratio)
+                worst_ratio = diff / bound;
             if (!(diff <= bound)) {
                 FAIL("step %d: %s[%d][%d] is %.9g, the single-process block has %.9g: they "
                      "differ by %.3g, more than rounding can explain (2 gamma_%d x %.4g = %.3g). "
@@ -254,6 +258,7 @@ static void block(int argc, char **argv)
         tshmem_tp_mlp_sgd(&whole, 0.1f);
     }
     VALUE("allreduces", "%llu", (unsigned long long)tp->allreduce_calls);
+    VALUE("worst_of_bound", "%.4f", worst_ratio);
     tshmem_tp_mlp_free(&whole);
     tshmem_tp_destroy(tp);
     MPI_Comm_free(&comm);

@@ -27,7 +27,7 @@
 #include "tshmem_internal.h"
 #include "tshmem_tp.h"
 
-static double now(void)
+static inline double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -58,7 +58,7 @@ static void member_check(const char *func, const tshmem_tp_t *tp)
 
 /* Provided: an allreduce of count floats of the symmetric buffer buf over the block's team, in
  * place, counted and timed (the tests check that each pass runs exactly one). */
-static void tp_allreduce(tshmem_tp_t *tp, float *buf, size_t count)
+static inline void tp_allreduce(tshmem_tp_t *tp, float *buf, size_t count)
 {
     double t0 = now();
     tshmem_float_sum_reduce(tp->team, buf, buf, count);
@@ -68,7 +68,7 @@ static void tp_allreduce(tshmem_tp_t *tp, float *buf, size_t count)
 }
 
 /* The units of team PE k of t out of n: returns their count, *first the first one. */
-static int split(int n, int t, int k, int *first)
+static inline int split(int n, int t, int k, int *first)
 {
     /* BEGIN SOLUTION (Splitting the units): n / t units each; the first n % t PEs one more */
     int base = n / t, extra = n % t;
@@ -79,7 +79,7 @@ static int split(int n, int t, int k, int *first)
 
 /* Provided: every PE must pass the same config; MPI agrees on it (create is collective over
  * the whole job), and on the largest shard, which sizes the symmetric gradient block. */
-static int agree(const char *func, const tshmem_tp_config_t *c, int cols)
+static inline int agree(const char *func, const tshmem_tp_config_t *c, int cols)
 {
     long long mine[5] = {c->hidden, c->ffn, c->max_rows, (long long)c->seed, cols};
     long long hi[5], lo[5];
