@@ -146,7 +146,7 @@ static void bench_degree(const struct bench_opts *o, int t, const int *rows_list
 int main(int argc, char **argv)
 {
     struct bench_opts o = bench_args(argc, argv);
-    bench_heap(64u << 20);
+    bench_heap(16u << 20); /* the largest shard and the allreduce buffers fit in 5 MiB */
     tshmem_init();
     int n = tshmem_n_pes();
     static const int rows_full[] = {16, 128}, rows_quick[] = {16};
