@@ -212,22 +212,11 @@ static void fill(struct pass *p, int rows, int h, int step, int row0)
     }
 }
 
-/* block H F ROWS STEPS [sub]: the block split over WORLD (sub: over PEs 1 .. n-1; PE 0 only
- * creates and destroys it); STEPS passes with SGD between, each against the single-process
- * block beside it. */
-static void block(int argc, char **argv)
+/* STEPS passes of the block on team (all PEs call it; the members compute), SGD between them,
+ * each against the single-process block beside it. 0 after a failed check. */
+static int run_block(tshmem_team_t team, int h, int f, int rows, int steps)
 {
-    if (argc < 6) {
-        fprintf(stderr, "usage: pe_3_5 block HIDDEN FFN ROWS STEPS [sub]\n");
-        exit(2);
-    }
-    int h = atoi(argv[2]), f = atoi(argv[3]), rows = atoi(argv[4]), steps = atoi(argv[5]);
-    int sub = argc > 6 && strcmp(argv[6], "sub") == 0;
-    pe_init();
-    int me = tshmem_my_pe(), n = tshmem_n_pes();
-    tshmem_team_t team = TSHMEM_TEAM_WORLD;
-    if (sub)
-        tshmem_team_split_strided(TSHMEM_TEAM_WORLD, 1, 1, n - 1, NULL, 0, &team);
+    int me = tshmem_my_pe();
     MPI_Comm comm;
     MPI_Comm_split(MPI_COMM_WORLD, team == TSHMEM_TEAM_INVALID ? MPI_UNDEFINED : 0, me, &comm);
     tshmem_tp_config_t cfg = {.hidden = h, .ffn = f, .max_rows = rows, .seed = SEED};
@@ -235,33 +224,69 @@ static void block(int argc, char **argv)
     if (tshmem_tp_rank(tp) < 0) {
         STEP("not in the team: waiting to destroy the block");
         tshmem_tp_destroy(tp);
-        tshmem_finalize();
-        return;
+        return 1;
     }
     STEP("team PE %d of %d: units %d .. %d of %d", tp->rank, tp->size, tp->mlp.first,
          tp->mlp.first + tp->mlp.cols - 1, f);
     check_shards(tp, f);
     if (pe_failures)
-        return;
+        return 0;
     struct tshmem_tp_mlp whole;
     tshmem_tp_mlp_init(&whole, h, f, 0, f, rows, SEED, NULL);
     struct pass p = pass_alloc(rows, h);
     for (int s = 0; s < steps; s++) {
-        STEP("step %d", s);
+        STEP("TP %d, step %d", tp->size, s);
         fill(&p, rows, h, s, 0);
         tshmem_tp_mlp_zero_grad(&tp->mlp);
         tshmem_tp_mlp_zero_grad(&whole);
         if (!check_pass(tp, &whole, &p, rows, s, comm) ||
             !same_grads(&tp->mlp, &whole, whole.grads, s))
-            return;
+            return 0;
         tshmem_tp_mlp_sgd(&tp->mlp, 0.1f);
         tshmem_tp_mlp_sgd(&whole, 0.1f);
     }
-    VALUE("allreduces", "%llu", (unsigned long long)tp->allreduce_calls);
-    VALUE("worst_of_bound", "%.4f", worst_ratio);
+    VALUE("allreduces", "TP %d: %llu", tp->size, (unsigned long long)tp->allreduce_calls);
     tshmem_tp_mlp_free(&whole);
     tshmem_tp_destroy(tp);
     MPI_Comm_free(&comm);
+    return 1;
+}
+
+/* block H F ROWS STEPS [SIZES [sub]]: for each team size of SIZES (default: every PE), the
+ * block split over world PEs 0 .. size-1 (sub: 1 .. size; the other PEs only create and destroy
+ * it), STEPS passes each. */
+static void block(int argc, char **argv)
+{
+    if (argc < 6) {
+        fprintf(stderr, "usage: pe_3_5 block HIDDEN FFN ROWS STEPS [SIZES [sub]]\n");
+        exit(2);
+    }
+    int h = atoi(argv[2]), f = atoi(argv[3]), rows = atoi(argv[4]), steps = atoi(argv[5]);
+    int sub = argc > 7 && strcmp(argv[7], "sub") == 0;
+    pe_init();
+    int n = tshmem_n_pes(), sizes[8] = {n}, n_sizes = 1;
+    if (argc > 6) {
+        n_sizes = 0;
+        char *copy = strdup(argv[6]), *save = NULL;
+        for (char *tok = strtok_r(copy, ",", &save); tok && n_sizes < 8;
+             tok = strtok_r(NULL, ",", &save))
+            sizes[n_sizes++] = atoi(tok);
+        free(copy);
+    }
+    for (int k = 0; k < n_sizes; k++) {
+        int start = sub ? 1 : 0;
+        if (sizes[k] < 1 || start + sizes[k] > n) {
+            fprintf(stderr, "pe_3_5 block: a team of %d PEs from PE %d does not fit %d PEs\n",
+                    sizes[k], start, n);
+            exit(2);
+        }
+        tshmem_team_t team = TSHMEM_TEAM_WORLD;
+        if (start > 0 || sizes[k] < n)
+            tshmem_team_split_strided(TSHMEM_TEAM_WORLD, start, 1, sizes[k], NULL, 0, &team);
+        if (!run_block(team, h, f, rows, steps))
+            return;
+    }
+    VALUE("worst_of_bound", "%.4f", worst_ratio);
     tshmem_finalize();
 }
 

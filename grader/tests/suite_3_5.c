@@ -7,39 +7,37 @@
 
 Test(ch3_5, block_matches_single_process, .description = "TP degree 1, 2, 3, 4 (hidden 12, ffn 48, 5 rows, 3 steps with SGD): the GELU's output and every weight gradient equal the single-process block bit for bit, y and dx within the rounding bound, the same y on every PE, one allreduce in the forward and one in the backward")
 {
-    expect_ok_on(CH, PROG, "block", ARGS("12", "48", "5", "3"), NULL, 30,
-                 (int[]){1, 2, 3, 4, END_PES});
+    expect_ok_on(CH, PROG, "block", ARGS("12", "48", "5", "3", "1,2,3,4"), NULL, 30,
+                 (int[]){4, END_PES});
 }
 
 Test(ch3_5, sizes_that_do_not_divide, .description = "ffn 38 over 3 and 4 PEs and ffn 7 over 4 (hidden 10): ffn / t units each, the first ffn % t PEs one more; results as with sizes that divide")
 {
-    expect_ok_on(CH, PROG, "block", ARGS("10", "38", "3", "2"), NULL, 30,
-                 (int[]){3, 4, END_PES});
+    expect_ok_on(CH, PROG, "block", ARGS("10", "38", "3", "2", "3,4"), NULL, 30,
+                 (int[]){4, END_PES});
     expect_ok_on(CH, PROG, "block", ARGS("10", "7", "2", "2"), NULL, 30, (int[]){4, END_PES});
 }
 
-Test(ch3_5, one_unit_per_pe, .description = "ffn equal to the team size (one inner unit per PE), 2 and 3 PEs")
+Test(ch3_5, one_unit_per_pe, .description = "ffn equal to the team size (one inner unit per PE), 3 PEs")
 {
     expect_ok_on(CH, PROG, "block", ARGS("6", "3", "4", "2"), NULL, 30, (int[]){3, END_PES});
-    expect_ok_on(CH, PROG, "block", ARGS("6", "2", "4", "2"), NULL, 30, (int[]){2, END_PES});
 }
 
 Test(ch3_5, larger_block, .description = "hidden 64, ffn 256, 16 rows on 2 PEs (4 KiB allreduces), and a block with 1 row")
 {
     expect_ok_on(CH, PROG, "block", ARGS("64", "256", "16", "2"), NULL, 30, (int[]){2, END_PES});
-    expect_ok_on(CH, PROG, "block", ARGS("16", "20", "1", "2"), NULL, 30, (int[]){3, END_PES});
+    expect_ok_on(CH, PROG, "block", ARGS("16", "20", "1", "2"), NULL, 30, (int[]){2, END_PES});
 }
 
-Test(ch3_5, block_on_a_team, .description = "the block on a team of PEs 1 .. n-1 (PE 0 only creates and destroys it), 3 and 4 PEs")
+Test(ch3_5, block_on_a_team, .description = "the block on teams of PEs 1 .. 2 and 1 .. 3 of 4 (PE 0, and PE 3 the first time, only create and destroy it)")
 {
-    expect_ok_on(CH, PROG, "block", ARGS("12", "30", "3", "2", "sub"), NULL, 30,
-                 (int[]){3, 4, END_PES});
+    expect_ok_on(CH, PROG, "block", ARGS("12", "30", "3", "2", "2,3", "sub"), NULL, 30,
+                 (int[]){4, END_PES});
 }
 
-Test(ch3_5, split_2d_rows_and_columns, .description = "tshmem_team_split_2d on 5 PEs with xrange 1, 2 and 3 (the last row shorter) and 5, and on 4 PEs with xrange 2: the x-axis team is my row, the y-axis team my column")
+Test(ch3_5, split_2d_rows_and_columns, .description = "tshmem_team_split_2d on 5 PEs with xrange 1, 2 and 3 (the last row shorter) and 5: the x-axis team is my row, the y-axis team my column")
 {
     expect_ok_on(CH, PROG, "split2d", ARGS("1,2,3,5"), NULL, 30, (int[]){5, END_PES});
-    expect_ok_on(CH, PROG, "split2d", ARGS("2"), NULL, 30, (int[]){4, END_PES});
 }
 
 Test(ch3_5, tp_inside_nodes_dp_across, .description = "2 x 2 on 4 PEs with TSHMEM_PES_PER_NODE=2: TP on the node team, DP between the two virtual nodes (2.5's transport): gradients after tshmem_tp_dp_sync equal the single-process block over both replicas' rows, bit for bit, 3 steps with SGD")
@@ -62,8 +60,8 @@ Test(ch3_5, bad_config, .description = "config NULL, hidden 0, ffn smaller than 
                  ARGS("tshmem_tp_create", "config = NULL"));
     expect_error(CH, PROG, 2, "bad", ARGS("hidden0"), NULL, TSHMEM_EXIT_ERROR,
                  ARGS("tshmem_tp_create", "hidden = 0"));
-    expect_error(CH, PROG, 4, "bad", ARGS("ffn_small"), NULL, TSHMEM_EXIT_ERROR,
-                 ARGS("tshmem_tp_create", "ffn = 3", "4 PEs"));
+    expect_error(CH, PROG, 3, "bad", ARGS("ffn_small"), NULL, TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_tp_create", "ffn = 2", "3 PEs"));
     expect_error(CH, PROG, 2, "bad", ARGS("mismatch"), NULL, TSHMEM_EXIT_ERROR,
                  ARGS("tshmem_tp_create", "same config", "ffn from 16 to 24"));
 }
