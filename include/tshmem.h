@@ -267,6 +267,42 @@ double tshmem_pipe_gpipe(tshmem_pipe_t *pipe, struct tshmem_pipe_model *model, l
 double tshmem_pipe_1f1b(tshmem_pipe_t *pipe, struct tshmem_pipe_model *model, long step,
                         int n_micro);
 
+/* ---- 3.5 Tensor parallelism, Megatron-style (course additions) ------------------------------
+ * tshmem_team_split_2d is NVSHMEM's (and OpenSHMEM's): the parent's PEs laid out in rows of
+ * xrange, row-major; *xaxis_team is my row (parent PEs r*xrange .. r*xrange + xrange - 1, the
+ * last row shorter if xrange does not divide the parent's size), *yaxis_team my column (parent
+ * PEs c, c + xrange, c + 2*xrange, ...). Collective over parent; 0 on success. With xrange =
+ * the tensor-parallel degree, the rows are the TP teams (neighbouring PEs: one node) and the
+ * columns the data-parallel teams (one PE of each node).
+ *
+ * A tshmem_tp_t is an MLP block y = x + W2 gelu(W1 x + b1) + b2 (include/tshmem_tp.h) split
+ * over a team along its inner width ffn: team PE k of t holds ffn/t inner units (the first
+ * ffn % t PEs one more). create and destroy are collective over TSHMEM_TEAM_WORLD (symmetric
+ * buffers), with the same config everywhere; a PE outside the team gets a handle it may only
+ * destroy. forward takes the same x (rows x hidden) on every team PE and returns the whole y on
+ * every team PE, with one allreduce over the team; backward takes the same dy and returns the
+ * whole dx, with one allreduce, and adds the shard's weight gradients into tp's model.
+ * tshmem_tp_dp_sync sums those gradients over a data-parallel team whose PEs hold the same
+ * shard. */
+int tshmem_team_split_2d(tshmem_team_t parent, int xrange, const tshmem_team_config_t *xaxis_config,
+                         long xaxis_mask, tshmem_team_t *xaxis_team,
+                         const tshmem_team_config_t *yaxis_config, long yaxis_mask,
+                         tshmem_team_t *yaxis_team);
+typedef struct tshmem_tp tshmem_tp_t;
+typedef struct {
+    int hidden;    /* floats per row of x and y */
+    int ffn;       /* the inner width, split over the team: at least one unit per PE */
+    int max_rows;  /* the most rows (tokens) one forward takes */
+    unsigned seed; /* the block's weights are drawn from it (the same on every PE) */
+} tshmem_tp_config_t;
+tshmem_tp_t *tshmem_tp_create(tshmem_team_t team, const tshmem_tp_config_t *config);
+void tshmem_tp_destroy(tshmem_tp_t *tp);                         /* collective over WORLD */
+int  tshmem_tp_rank(const tshmem_tp_t *tp);                      /* my team PE, -1 outside */
+int  tshmem_tp_shard(const tshmem_tp_t *tp, int team_pe, int *first); /* that PE's unit count */
+void tshmem_tp_forward(tshmem_tp_t *tp, const float *x, int rows, float *y);
+void tshmem_tp_backward(tshmem_tp_t *tp, const float *dy, float *dx);
+void tshmem_tp_dp_sync(tshmem_tp_t *tp, tshmem_team_t dp_team); /* collective over dp_team */
+
 /* Exit statuses the runtime uses when it stops a program. */
 #define TSHMEM_EXIT_ERROR 64 /* wrong use of the API or a bad setting: the message says which */
 #define TSHMEM_EXIT_TODO  99 /* a stub that the learner has not written yet was reached */
