@@ -223,9 +223,8 @@ week3: deps
 
 test: deps deps-book deps-hosts
 	@$(MAKE) --no-print-directory -s STRICT=1 grader suites unit stubs $(STUBGEN)
-	@tools/check-site
-	@$(GRADER) selftest
-	@$(MAKE) --no-print-directory -s test-hosts
+	@status=0; tools/check-site || status=1; $(GRADER) selftest || status=1; \
+	  $(MAKE) --no-print-directory -s test-hosts || status=1; exit $$status
 
 # Two machines on this one (tools/test-hosts): exit status 77 means skipped, with the reason.
 test-hosts: deps-hosts
