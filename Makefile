@@ -72,8 +72,8 @@ NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES
 .SECONDARY:
 .PHONY: book check-book deps-book
 .PHONY: gpu gpu-test gpu-bench gpu-check
-.PHONY: all help deps lib pe-programs bench-programs suites grader unit stubs check-stubs week1 \
-        week2 week3 test \
+.PHONY: all help deps deps-hosts lib pe-programs bench-programs suites grader unit stubs \
+        check-stubs week1 week2 week3 test test-hosts \
         clean print-build-dir print-chapters
 
 all: lib grader
@@ -85,6 +85,10 @@ help:
 	@echo "  make test         build everything with warnings as errors; every suite must pass on"
 	@echo "                    solutions/ and fail on each chapter's stub; check stub drift; the"
 	@echo "                    grader's unit and end-to-end tests (dashboard in tmux, watch)"
+	@echo "  make test-hosts   chapter 2.5 and tshrun -H across two machines made of network"
+	@echo "                    namespaces joined by a veth pair, ssh between them (root; skipped,"
+	@echo "                    with the reason, where namespaces are not allowed; make test runs"
+	@echo "                    it); BENCH=1 adds grader bench 2.5 over the link"
 	@echo "  make lib          build build/<impl>/lib/libtshmem.a (IMPL=learner|solutions)"
 	@echo "  make week2        the same for chapters 2.1-2.5"
 	@echo "  make week3        the same for week 3's chapters (3.3 is skipped, with the reason, without"
@@ -106,6 +110,7 @@ help:
 	@echo "                    warnings, links and images resolve, listings compile, screenshots"
 	@echo "  make deps         install missing Debian packages (apt-get, as root or through sudo)"
 	@echo "  make deps-book    the same, with what the book needs"
+	@echo "  make deps-hosts   the same, with what make test-hosts needs (openssh-server)"
 	@echo "  make clean        remove build/"
 	@echo
 	@echo "Variables: IMPL=learner|solutions, REF=\"1.1 1.2\" (chapters from the reference),"
@@ -116,6 +121,9 @@ deps:
 
 deps-book:
 	@tools/install-deps --book
+
+deps-hosts:
+	@tools/install-deps --hosts
 
 # ---- The runtime library of one variant -------------------------------------------------------
 lib: $(LIB)
@@ -215,9 +223,15 @@ week3: deps
 	@$(GRADER) test week3
 
 # Every phase runs, even after one failed, so that one run lists everything that is wrong.
-test: deps deps-book
+test: deps deps-book deps-hosts
 	@$(MAKE) --no-print-directory -s STRICT=1 grader suites unit stubs $(STUBGEN)
-	@status=0; tools/check-site || status=1; $(GRADER) selftest || status=1; exit $$status
+	@status=0; tools/check-site || status=1; $(GRADER) selftest || status=1; \
+	  $(MAKE) --no-print-directory -s test-hosts || status=1; exit $$status
+
+# Two machines on this one (tools/test-hosts): exit status 77 means skipped, with the reason.
+test-hosts: deps-hosts
+	@$(MAKE) --no-print-directory -s STRICT=1 IMPL=solutions pe-programs bench-programs grader
+	@tools/test-hosts $(if $(BENCH),--bench) || [ $$? -eq 77 ]
 
 # ---- The book: book/*.md, diagrams and plots rendered into a static site ---------------------
 # tools/build-book says how (pandoc, graphviz, gnuplot); tools/check-site checks the result.

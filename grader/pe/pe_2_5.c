@@ -16,12 +16,11 @@ static _Atomic uint64_t *tshmem_atomic_view(uint64_t *p)
     return (_Atomic uint64_t *)(uintptr_t)p;
 }
 
-/* The node of a PE, as TSHMEM_PES_PER_NODE makes them (consecutive PEs). */
-static int per_node(void)
-{
-    const char *k = getenv("TSHMEM_PES_PER_NODE");
-    return k && atoi(k) > 0 ? atoi(k) : npes;
-}
+/* Nodes are blocks of k consecutive PEs: virtual nodes of TSHMEM_PES_PER_NODE=k on one
+ * machine, or the machines of tshrun -H, which places PEs in such blocks (the first the
+ * largest). Set by start(). */
+static int pes_per_node;
+static int per_node(void) { return pes_per_node; }
 static int node_of(int pe) { return pe / per_node(); }
 
 /* A PE on another node than `pe`: the one per_node further on, round the job. */
@@ -32,6 +31,19 @@ static void start(void)
     pe_init();
     me = tshmem_my_pe();
     npes = tshmem_n_pes();
+    const char *k = getenv("TSHMEM_PES_PER_NODE");
+    if (k && atoi(k) > 0) {
+        pes_per_node = atoi(k);
+        return;
+    }
+    /* Real machines: PE 0's node tells the block size; every PE checks its own block. */
+    pes_per_node = tshmem_team_n_pes(TSHMEM_TEAM_NODE);
+    MPI_Bcast(&pes_per_node, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    int first = tshmem_team_translate_pe(TSHMEM_TEAM_NODE, 0, TSHMEM_TEAM_WORLD);
+    CHECK_OR_STOP(first == me / pes_per_node * pes_per_node,
+                  "my node's first PE is %d, but nodes of %d consecutive PEs would make it %d: "
+                  "this test wants the machines' PEs in blocks, as tools/tshrun -H places them",
+                  first, pes_per_node, me / pes_per_node * pes_per_node);
 }
 
 static size_t parse_size(const char *s)
@@ -557,6 +569,7 @@ static void kill_one(int argc, char **argv)
     size_t size = 64 * 1024;
     unsigned char *buf = tshmem_malloc(size), *msg = calloc(size, 1);
     int to = off_node_partner(me);
+    STEP("streaming puts of %zu bytes to PE %d (node %d)", size, to, node_of(to));
     for (int i = 0; i < 100000; i++) {
         if (me == 1 && i == at) {
             STEP("raising SIGKILL after %d puts", i);
@@ -570,6 +583,43 @@ static void kill_one(int argc, char **argv)
     tshmem_finalize();
 }
 
+/* nodes N: the job runs on N machines (tshrun -H). Open MPI must see them: MPI_Comm_split_type
+ * with MPI_COMM_TYPE_SHARED gives N node communicators; and tshmem's node team, and the PEs
+ * that tshmem_ptr reaches, are exactly the PEs of my machine (same hostname). */
+static void nodes(int argc, char **argv)
+{
+    start();
+    int want = argc > 2 ? atoi(argv[2]) : 1;
+    MPI_Comm shared;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &shared);
+    int local, leaders;
+    MPI_Comm_rank(shared, &local);
+    int leader = local == 0;
+    MPI_Allreduce(&leader, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Comm_free(&shared);
+    char host[64] = {0};
+    gethostname(host, sizeof host - 1);
+    char(*hosts)[64] = malloc(sizeof *hosts * (size_t)npes);
+    MPI_Allgather(host, 64, MPI_CHAR, hosts, 64, MPI_CHAR, MPI_COMM_WORLD);
+    VALUE("host", "%s", host);
+    VALUE("mpi_nodes", "%d", leaders);
+    CHECK(leaders == want, "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) made %d node "
+          "communicators, expected %d (one per machine)", leaders, want);
+    int *word = tshmem_malloc(sizeof(int));
+    for (int pe = 0; pe < npes; pe++) {
+        int same = strcmp(hosts[pe], host) == 0;
+        int in_team = tshmem_team_translate_pe(TSHMEM_TEAM_WORLD, pe, TSHMEM_TEAM_NODE) >= 0;
+        CHECK(same == in_team, "PE %d runs on %s, I on %s, yet it is %sin my node team", pe,
+              hosts[pe], host, in_team ? "" : "not ");
+        CHECK(same == (tshmem_ptr(word, pe) != NULL), "PE %d runs on %s, I on %s, yet "
+              "tshmem_ptr to it is %s", pe, hosts[pe], host, same ? "NULL" : "not NULL");
+    }
+    free(hosts);
+    tshmem_barrier_all();
+    tshmem_free(word);
+    tshmem_finalize();
+}
+
 int main(int argc, char **argv)
 {
     static const struct scenario list[] = {
@@ -577,7 +627,7 @@ int main(int argc, char **argv)
         {"atomics", atomics}, {"barrier", barrier},  {"allreduce", allreduce},
         {"collect", collect}, {"split", split},      {"split_bad", split_bad},
         {"idle", idle},     {"no_finalize", no_finalize}, {"kill", kill_one},
-        {"threads", threads},
+        {"threads", threads}, {"nodes", nodes},
         {NULL, NULL},
     };
     return pe_main(argc, argv, list);

@@ -17,6 +17,7 @@
 
 struct bench_opts {
     int pes, quick;
+    const char *hosts;   /* --hosts a,b: across machines (tshrun -H, through TSHRUN_HOSTS) */
     int ref_only;        /* --impl solutions: the reference and MPI only (make test) */
     const char *fixture; /* $TSHMEM_GRADER_BENCH_FIXTURE: prebuilt programs, for tests */
 };
@@ -87,7 +88,10 @@ static int bench_run(const struct course *c, const struct chapter *ch, const cha
         setenv("TSHMEM_ROOT", c->root, 1); /* where the job runner finds tools/tshrun */
     const char *full[] = {"8", NULL};      /* every size: --min 8 (to 64 MiB, bench.h's default) */
     struct pe_job job;
-    printf("  running %s on %d PEs ...\n", run, o->pes);
+    if (o->hosts)
+        setenv("TSHRUN_HOSTS", o->hosts, 1); /* tshrun -H: the PEs go to these machines */
+    printf("  running %s on %d PEs%s%s ...\n", run, o->pes, o->hosts ? " across " : "",
+           o->hosts ? o->hosts : "");
     fflush(stdout);
     job_runv(&job, ch->id, prog, o->pes, o->quick ? "--quick" : "--min", o->quick ? NULL : full,
              NULL, o->quick ? 180 : 600);
@@ -149,6 +153,14 @@ static int parse_opts(int argc, char **argv, const char **id, struct bench_opts 
                         "grader bench: --pes takes a number of PEs from 1 to 64, not "
                         "'%s'.\n",
                         argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--hosts") && i + 1 < argc) {
+            o->hosts = argv[++i];
+            if (!*o->hosts || strspn(o->hosts, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                               "0123456789.-_:,") != strlen(o->hosts)) {
+                fprintf(stderr, "grader bench: --hosts takes machine names separated by commas "
+                                "(as tshrun -H), not '%s'.\n", o->hosts);
                 return 2;
             }
         } else if (!strcmp(argv[i], "--impl") && i + 1 < argc) {
@@ -253,8 +265,8 @@ static int bench_chapter(const struct course *c, const struct chapter *ch,
                ch->id, src + strlen(c->root) + 1);
         return 0;
     }
-    printf("Benchmark of chapter %s, %s, on %d PEs%s\n", ch->id, ch->title, o.pes,
-           o.quick ? " (quick)" : "");
+    printf("Benchmark of chapter %s, %s, on %d PEs%s%s%s\n", ch->id, ch->title, o.pes,
+           o.hosts ? " across " : "", o.hosts ? o.hosts : "", o.quick ? " (quick)" : "");
     struct bench_set *set = calloc(1, sizeof *set);
     if (!set)
         return 1;
