@@ -75,11 +75,15 @@ NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES
         week2 week3 test \
         clean print-build-dir print-chapters
 
-all: lib grader
+# Everything `grader test` and the dashboard use: your code's library and PE programs, the
+# grader and the chapters' suites (the grader also builds a missing one itself).
+all: lib pe-programs grader suites
 
 help:
 	@echo "The tshmem course. Quick start: make week1 (your chapters), make test (the course's own checks)."
 	@echo
+	@echo "  make              build what the grader and its dashboard use: your code, the PE"
+	@echo "                    programs, the grader and the suites (then: build/grader/grader)"
 	@echo "  make week1        install what is missing, build your code, grade chapters 1.1-1.5"
 	@echo "  make test         build everything with warnings as errors; every suite must pass on"
 	@echo "                    solutions/ and fail on each chapter's stub; check stub drift; the"
