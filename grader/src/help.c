@@ -51,10 +51,16 @@ static const struct command_help helps[] = {
      "a new folder .grader-backups/<chapter>-<date>-<time>/ (it says which). Asks first unless\n"
      "--yes is given; an older backup is never overwritten.\n"},
     {"card",
-     "usage: grader card [--week N]\n\n"
-     "Prints a Markdown progress card to paste in your study group's chat: the roadmap with\n"
-     "done (✅), in progress (🚧) and to do (⬜), Code / Test / Perf columns, points, and the\n"
-     "best benchmark ratios. --week N shows one week.\n"},
+     "usage: grader card [--week N] [--format chat|markdown] [--json [--name NAME]]\n"
+     "       grader card --merge A.json B.json ... [--format markdown]\n\n"
+     "Prints a progress card to paste in your study group's chat: a list with done (✅), in\n"
+     "progress (🚧) and to do (⬜) per chapter, in bold where there is something to say:\n"
+     "points, tests, TODOs left, the best benchmark ratios. It renders in Discord (no table)\n"
+     "and fits one message. --week N shows one week. --format markdown prints the table form,\n"
+     "for places that render tables (Code / Test / Points / Perf columns).\n"
+     "--json prints the card's facts for a group card (--name NAME, else your user name).\n"
+     "--merge puts several members' --json cards side by side in one group card: a line per\n"
+     "member with an emoji per chapter, then who is where in the chapters under way.\n"},
     {"session",
      "usage: grader session start \"GOAL\" | grader session end | grader session status\n\n"
      "A study session log. start notes the time, your goal and where you are; end prints a\n"
@@ -97,7 +103,7 @@ void help(FILE *out, const char *command)
             "  grader hint CHAPTER               the next hint, from a nudge to nearly the answer\n"
             "  grader read CHAPTER               the chapter's page of the book, in a pager\n"
             "  grader reset CHAPTER              back to the stub (your files are kept aside)\n"
-            "  grader card [--week N]            a Markdown progress card for your study group\n"
+            "  grader card [--week N]            a progress card for your study group's chat\n"
             "  grader session start \"GOAL\"|end   a study session log and its card\n"
             "  grader bench CHAPTER              your code against the reference and MPI\n"
             "  grader list                       the roadmap\n"
