@@ -1,6 +1,6 @@
 /* card_group.c: `grader card --merge A.json B.json ...`: several members' cards (each made with
  * `grader card --json`) side by side in one group card: a line per member with an emoji per
- * chapter, then the chapters under way with who is where. For chat by default (one message of
+ * chapter, then who is where in every chapter somebody has started and not everybody has finished. For chat by default (one message of
  * at most CHAT_LIMIT characters), or a Markdown table. */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -159,7 +159,7 @@ static char *group_chat(const struct course *c, struct member *ms, int n, int ma
             continue;
         }
         if (rows++ == 0)
-            fprintf(out, "**Under way**\n");
+            fprintf(out, "**Who is where**\n");
         fprintf(out, "- **%s** %s:", id, c->chapters[i].title);
         for (int j = 0, k = 0; j < n; j++) {
             char cell[64];

@@ -157,7 +157,7 @@ sed 's/"name": "alice"/"name": "bob"/; s/"status": "in progress"/"status": "done
 "$G" card --merge "$course/alice.json" "$course/bob.json" >"$out" 2>&1
 rc=$?
 expect "card --merge puts the members side by side" "$out" "group card · 2 members" "- **alice** 🚧" \
-  "- **bob** ✅" "**Under way**" "- **1.1** Initialization & bootstrap: 🚧"
+  "- **bob** ✅" "**Who is where**" "- **1.1** Initialization & bootstrap: 🚧"
 [ $rc -eq 0 ] && ok "card --merge exits 0" || not_ok "card --merge exits 0" "exit $rc" "$(cat "$out")"
 "$G" card --merge "$course/alice.json" "$course/bob.json" --format markdown >"$out" 2>&1
 expect "card --merge --format markdown is a table" "$out" "| chapter | alice | bob |" "| 1.1 | Initialization & bootstrap | 🚧"
