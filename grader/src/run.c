@@ -379,9 +379,12 @@ int chapter_run(const struct course *c, const struct chapter *ch, const struct v
         return gpu_run(c, ch, v, out, ev);
     if (ev && ev->phase)
         ev->phase(ev->ctx, ch, "build", 0);
-    /* the chapter's suite too: a course built with plain `make` may not have it yet */
-    char targets[96];
-    snprintf(targets, sizeof targets, "pe-programs build/grader/%s", ch->suite);
+    /* The chapter's PE program (pe-2_2 for suite_2_2), not every chapter's: a variant made for
+     * one run (a stub's, in make test) links one program instead of a dozen. And the chapter's
+     * suite: a course built with plain `make` may not have it yet. */
+    char targets[160];
+    const char *tag = strncmp(ch->suite, "suite_", 6) ? ch->suite : ch->suite + 6;
+    snprintf(targets, sizeof targets, "pe-%s build/grader/%s", tag, ch->suite);
     int status = run_make(c, v, targets, &out->build_log);
     if (grader_stop) {
         out->interrupted = 1;
