@@ -1,7 +1,7 @@
 /* card_group.c: `grader card --merge A.json B.json ...`: several members' cards (each made with
  * `grader card --json`) side by side in one group card: a line per member with an emoji per
- * chapter, then who is where in every chapter somebody has started and not everybody has finished. For chat by default (one message of
- * at most CHAT_LIMIT characters), or a Markdown table. */
+ * chapter, then who is where in every chapter somebody has started and not everybody has finished.
+ * For chat by default (one message of at most CHAT_LIMIT characters), or a Markdown table. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,17 +47,20 @@ static int load_members(int nfiles, char **files, struct member *ms)
         return -1;
     }
     if (nfiles > MAX_MEMBERS) {
-        fprintf(stderr, "grader card --merge: %d cards is more than one card can show (%d at "
-                        "most): merge them in smaller groups.\n", nfiles, MAX_MEMBERS);
+        fprintf(stderr,
+                "grader card --merge: %d cards is more than one card can show (%d at "
+                "most): merge them in smaller groups.\n",
+                nfiles, MAX_MEMBERS);
         return -1;
     }
     for (int i = 0; i < nfiles; i++) {
         json_error_t err;
         json_t *o = json_load_file(files[i], 0, &err);
         if (!o || !json_is_array(json_object_get(o, "chapters"))) {
-            fprintf(stderr, "grader card --merge: %s is not a progress card (%s): make each with "
-                    "grader card --json > NAME.json.\n", files[i],
-                    o ? "it has no \"chapters\" list" : err.text);
+            fprintf(stderr,
+                    "grader card --merge: %s is not a progress card (%s): make each with "
+                    "grader card --json > NAME.json.\n",
+                    files[i], o ? "it has no \"chapters\" list" : err.text);
             json_decref(o);
             while (i-- > 0)
                 json_decref(ms[i].card);
@@ -68,8 +71,8 @@ static int load_members(int nfiles, char **files, struct member *ms)
         if (*name)
             snprintf(ms[i].name, sizeof ms[i].name, "%s", name);
         else /* a card without a name: its file's name, less .json */
-            snprintf(ms[i].name, sizeof ms[i].name, "%.*s", (int)strcspn(base ? base + 1 : files[i], "."),
-                     base ? base + 1 : files[i]);
+            snprintf(ms[i].name, sizeof ms[i].name, "%.*s",
+                     (int)strcspn(base ? base + 1 : files[i], "."), base ? base + 1 : files[i]);
     }
     return nfiles;
 }
@@ -126,15 +129,15 @@ static char *group_chat(const struct course *c, struct member *ms, int n, int ma
     localtime_r(&now, &tm);
     strftime(date, sizeof date, "%Y-%m-%d", &tm);
     FILE *out = open_memstream(&text, &len);
-    fprintf(out, "**%s** · group card · %d member%s · %s\n", c->title, n, n == 1 ? "" : "s",
-            date);
+    fprintf(out, "**%s** · group card · %d member%s · %s\n", c->title, n, n == 1 ? "" : "s", date);
     for (int j = 0; j < n; j++) {
         json_t *t = json_object_get(ms[j].card, "totals");
         fprintf(out, "- **%s** ", ms[j].name);
         for (int i = 0; i < c->n; i++)
             fprintf(out, "%s%s", i && c->chapters[i].week != c->chapters[i - 1].week ? " " : "",
                     status_emoji(m_status(&ms[j], c->chapters[i].id)));
-        fprintf(out, " · %d/%d done · %d pts\n", (int)json_integer_value(json_object_get(t, "done")),
+        fprintf(out, " · %d/%d done · %d pts\n",
+                (int)json_integer_value(json_object_get(t, "done")),
                 (int)json_integer_value(json_object_get(t, "available")),
                 (int)json_integer_value(json_object_get(t, "points")));
     }
@@ -171,8 +174,10 @@ static char *group_chat(const struct course *c, struct member *ms, int n, int ma
         fprintf(out, "\n");
     }
     if (left)
-        fprintf(out, "- … and %d more chapter%s (grader card --merge --format markdown shows "
-                     "all)\n", left, left == 1 ? "" : "s");
+        fprintf(out,
+                "- … and %d more chapter%s (grader card --merge --format markdown shows "
+                "all)\n",
+                left, left == 1 ? "" : "s");
     if (all_done[0])
         fprintf(out, "🏁 **Everyone done:** %s\n", all_done);
     fclose(out);

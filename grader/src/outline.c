@@ -72,8 +72,7 @@ static void emitf(outline_fn emit, void *ctx, enum outline_style s, const char *
     va_end(ap);
 }
 
-static void test_line(const struct chapter *ch, const struct result *t, outline_fn emit,
-                      void *ctx)
+static void test_line(const struct chapter *ch, const struct result *t, outline_fn emit, void *ctx)
 {
     int pts = chapter_points(ch, t->test);
     char worth[32];
@@ -83,8 +82,8 @@ static void test_line(const struct chapter *ch, const struct result *t, outline_
 }
 
 /* Each line of text, indented. */
-static void text_lines(const char *text, const char *indent, enum outline_style s,
-                       outline_fn emit, void *ctx)
+static void text_lines(const char *text, const char *indent, enum outline_style s, outline_fn emit,
+                       void *ctx)
 {
     for (const char *p = text; *p;) {
         size_t len = strcspn(p, "\n");

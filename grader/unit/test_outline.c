@@ -18,11 +18,11 @@ static void teardown(void)
     remove_tree(root);
 }
 
-#define TODO_INIT                                                                                 \
-    "1.1 ids on 2 PEs: a PE reached a function that is not written yet:\n"                        \
-    "  tshmem: PE 1: tshmem_init() is not written yet (chapter 1.1).\n"                           \
-    "    task:  start MPI\n    where: week1/01-a/a.c:28\n"                                        \
-    "    read:  chapter 1.1, section \"Bootstrap\"  (build/grader/grader read 1.1)\n"             \
+#define TODO_INIT                                                                                  \
+    "1.1 ids on 2 PEs: a PE reached a function that is not written yet:\n"                         \
+    "  tshmem: PE 1: tshmem_init() is not written yet (chapter 1.1).\n"                            \
+    "    task:  start MPI\n    where: week1/01-a/a.c:28\n"                                         \
+    "    read:  chapter 1.1, section \"Bootstrap\"  (build/grader/grader read 1.1)\n"              \
     "  (3 similar lines from other PEs left out)\n(exit status 99 after 0.6 s)"
 
 static void add_line(void *ctx, enum outline_style style, const char *text)
@@ -85,7 +85,8 @@ Test(outline, stopped_tests_listed_under_one_message, .init = setup, .fini = tea
     free(t);
     t = outline(r, 3, 1, &left_out);
     cr_assert_not(left_out);
-    cr_assert(strstr(t, "1.1 ids on 2 PEs") && strstr(t, "(3 similar lines from other PEs left out)"),
+    cr_assert(strstr(t, "1.1 ids on 2 PEs") &&
+                  strstr(t, "(3 similar lines from other PEs left out)"),
               "--verbose: every test's whole message: %s", t);
     free(t);
 }
@@ -96,9 +97,12 @@ Test(outline, other_failures_keep_their_message, .init = setup, .fini = teardown
                           {.test = "zero", .message = TODO_INIT}};
     int left_out;
     char *t = outline(r, 2, 0, &left_out);
-    cr_assert(strstr(t, "  FAIL  big ") && strstr(t, "        expected 3, got 4\n        second line"),
+    cr_assert(strstr(t, "  FAIL  big ") &&
+                  strstr(t, "        expected 3, got 4\n        second line"),
               "%s", t);
-    cr_assert(strstr(t, "\n  tshmem_init() is not written"), "no 'Start here' after a failure of "
-              "the learner's own code: %s", t);
+    cr_assert(strstr(t, "\n  tshmem_init() is not written"),
+              "no 'Start here' after a failure of "
+              "the learner's own code: %s",
+              t);
     free(t);
 }
