@@ -8,6 +8,9 @@
 #   REF="1.1 1.2"   these chapters from solutions/, whatever IMPL says (grader --ref-deps)
 #   STUB="1.3"      these chapters from freshly generated stubs (maintainer checks)
 # A variant builds into build/<variant>/: lib/libtshmem.a and bin/ (the PE test programs).
+# Objects are shared between variants (build/obj/<source>-<flags>/): an object depends only on
+# its chapter's source (yours, the reference or the stub) and the compiler flags, so the
+# variant that takes chapter 1.3 from its stub compiles that chapter alone.
 # Nothing here ever writes inside week1/ ... or solutions/.
 
 SHELL   := /bin/bash
@@ -53,7 +56,13 @@ SOLUTION_SRC := $(foreach c,$(CHAPTERS),$(wildcard solutions/$(call ch_dir,$c)/*
 GPU_SOLUTION_SRC := $(foreach c,$(GPU_CHAPTERS),$(wildcard solutions/$(call ch_dir,$c)/*.cu \
                     solutions/$(call ch_dir,$c)/*.h))
 STUB_FILES   := $(patsubst solutions/%,build/stubs/%,$(SOLUTION_SRC) $(GPU_SOLUTION_SRC))
-LIB_OBJS     := $(patsubst solutions/%.c,$(BUILD)/obj/%.o,$(SOLUTION_SRC))
+# Where a chapter's objects go: by the source they come from and the flags (every flag that
+# changes an object belongs in CFLAGS, which names the folder: build/obj/solutions-O2-g/).
+src_tag      = $(if $(filter solutions,$(call src_root,$1)),solutions,$(if $(filter build/stubs,$(call src_root,$1)),stubs,learner))
+OBJ_KEY      := $(subst =,_,$(subst /,_,$(subst $(space),,$(CFLAGS))))
+obj_dir      = build/obj/$(call src_tag,$1)$(OBJ_KEY)
+LIB_OBJS     := $(foreach c,$(CHAPTERS),$(patsubst solutions/%.c,$(call obj_dir,$c)/%.o,\
+                  $(wildcard solutions/$(call ch_dir,$c)/*.c)))
 LIB          := $(BUILD)/lib/libtshmem.a
 PE_PROGS     := $(patsubst grader/pe/%.c,$(BUILD)/bin/%,$(wildcard grader/pe/pe_*.c))
 BENCH_PROGS  := $(patsubst grader/bench/%.c,$(BUILD)/bin/%,$(wildcard grader/bench/bench_*.c))
@@ -76,11 +85,15 @@ NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES
         check-stubs week1 week2 week3 test test-hosts \
         clean print-build-dir print-chapters
 
-all: lib grader
+# Everything `grader test` and the dashboard use: your code's library and PE programs, the
+# grader and the chapters' suites (the grader also builds a missing one itself).
+all: lib pe-programs grader suites
 
 help:
 	@echo "The tshmem course. Quick start: make week1 (your chapters), make test (the course's own checks)."
 	@echo
+	@echo "  make              build what the grader and its dashboard use: your code, the PE"
+	@echo "                    programs, the grader and the suites (then: build/grader/grader)"
 	@echo "  make week1        install what is missing, build your code, grade chapters 1.1-1.5"
 	@echo "  make test         build everything with warnings as errors; every suite must pass on"
 	@echo "                    solutions/ and fail on each chapter's stub; check stub drift; the"
@@ -134,14 +147,18 @@ $(LIB): $(LIB_OBJS)
 	ar rcs $@ $^
 
 define chapter_rules
-$(BUILD)/obj/$(call ch_dir,$1)/%.o: $(call src_root,$1)/$(call ch_dir,$1)/%.c $(HEADERS) | $(NEEDS_STUBS)
+$(call obj_dir,$1)/$(call ch_dir,$1)/%.o: $(call src_root,$1)/$(call ch_dir,$1)/%.c $(HEADERS) | $(NEEDS_STUBS)
 	@mkdir -p $$(@D)
-	$$(MPICC) $$(CSTD) $$(CFLAGS) $$(WARN) $$(INCLUDE) -c $$< -o $$@
+	$$(MPICC) $$(CSTD) $$(CFLAGS) $$(WARN) $$(INCLUDE) -c $$< -o $$@.$$$$$$$$ && mv -f $$@.$$$$$$$$ $$@
 endef
 $(foreach c,$(CHAPTERS),$(eval $(call chapter_rules,$c)))
 
 # ---- PE-side test programs, linked against the variant's library ------------------------------
 pe-programs: $(PE_PROGS)
+
+# One chapter's PE program, e.g. make pe-2_2: all that the grader builds to run chapter 2.2.
+pe-%: $(BUILD)/bin/pe_%
+	@true
 
 $(BUILD)/bin/%: grader/pe/%.c $(wildcard grader/pe/*.h) $(HEADERS) $(LIB)
 	@mkdir -p $(@D)

@@ -9,9 +9,25 @@
 
 #include "roadmap.h"
 
-/* The roadmap table with ✅ / 🚧 / ⬜, Code / Test / Points / Perf, and the totals; week 0: all. */
+/* The most characters a chat message may have (Discord's limit): the chat cards fit in one. */
+#define CHAT_LIMIT 2000
+/* Characters as a chat server counts them (UTF-16 units: an emoji such as 🚧 counts 2). */
+size_t chat_length(const char *text);
+
+/* The chat card (the default): one list item per chapter with ✅ / 🚧 / ⬜ and bold, weeks as
+ * bold lines, the totals; no table, so that it renders in Discord. week 0: all. */
+void card_write_chat(FILE *out, const struct course *c, const struct roadmap_row *rows, int week,
+                     time_t now);
+/* The Markdown table (--format markdown): ✅ / 🚧 / ⬜, Code / Test / Points / Perf, totals. */
 void card_write(FILE *out, const struct course *c, const struct roadmap_row *rows, int week,
                 time_t now);
+/* The card's facts (--json): name, course, date, every chapter's status, tests, points and best
+ * ratios, the totals; what card_merge reads. */
+json_t *card_json(const struct course *c, const struct roadmap_row *rows, const char *name,
+                  time_t now);
+/* grader card --merge A.json B.json ...: the group card of several members' --json cards, for
+ * chat (or a table with markdown). Returns the exit status. */
+int card_merge(const struct course *c, int nfiles, char **files, int markdown);
 
 /* Where the learner stands, to compare the end of a session with its start:
  * {"passing": {"1.3": ["test", ..]}, "done": ["1.1", ..], "hints": 3}. */

@@ -222,6 +222,21 @@ int chapter_points(const struct chapter *ch, const char *test)
     return p ? (int)json_integer_value(p) : 1;
 }
 
+int chapter_test_rank(const struct chapter *ch, const char *test)
+{
+    /* jansson keeps an object's keys in the order of the file */
+    int rank = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach(ch->points, key, v)
+    {
+        if (!strcmp(key, test))
+            return rank;
+        rank++;
+    }
+    return MAX_TESTS_RANK;
+}
+
 /* The tests of a chapter's suite, from its source (grader/tests/suite_X_Y.c): every line that
  * starts with "Test(" names one, as its second argument. Returns how many, or -1 when the file
  * cannot be read. */

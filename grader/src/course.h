@@ -18,7 +18,9 @@
  *                  takes them from the reference, and a change to their files re-checks them
  *     "hints"      ["a nudge", "more specific", "nearly the answer"]: grader hint shows one more
  *                  each call
- *     "points"     {"test_name": 3}: points of a test; a test not named here is worth 1
+ *     "points"     {"test_name": 3}: points of a test; a test not named here is worth 1. It
+ *                  names the tests in teaching order (the order of the chapter's tasks,
+ *                  simplest first), every test, so that results are shown in that order
  *     "requires"   "2 GPUs + NVSHMEM": the chapter runs only on such a machine (tools/gpu-test
  *                  instead of a Criterion suite); elsewhere its tests are reported as skipped,
  *                  with the reason, and it is optional: "N of M chapters done" leaves it out
@@ -73,6 +75,11 @@ const struct chapter *course_find(const struct course *c, const char *id);
 int course_index(const struct course *c, const struct chapter *ch);
 /* Points of a test of the chapter: its "points" entry, else 1. */
 int chapter_points(const struct chapter *ch, const char *test);
+/* Where a test comes in the chapter's teaching order: its place in "points" (which names the
+ * tests in the order of the chapter's tasks, simplest first); a test it does not name comes
+ * after those it does (MAX_TESTS_RANK). */
+#define MAX_TESTS_RANK 1000
+int chapter_test_rank(const struct chapter *ch, const char *test);
 /* What a chapter is worth before its first run: the tests of its suite's source and their
  * points; where that source cannot be read, the tests "points" names. Returns the test count. */
 int chapter_declared(const struct course *c, const struct chapter *ch, int *points);

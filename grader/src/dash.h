@@ -38,6 +38,7 @@ struct dash {
     int stopping;
     char phase[32];
     int done, total, run_passed, run_failed, got_summary;
+    int mark; /* the pane's first line of the running chapter's tests (redrawn at its end) */
     char buf[1 << 16];
     size_t buflen;
 

@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "dash.h"
+#include "outline.h"
 
 static const char *str(json_t *o, const char *key)
 {
@@ -25,6 +26,44 @@ static int num(json_t *o, const char *key)
     return (int)json_integer_value(json_object_get(o, key));
 }
 
+static void pane_line(void *ctx, enum outline_style style, const char *text)
+{
+    static const enum pane_style map[] = {[OL_TEXT] = P_TEXT, [OL_HEAD] = P_HEAD,
+                                          [OL_PASS] = P_PASS, [OL_FAIL] = P_FAIL,
+                                          [OL_NOTE] = P_NOTE};
+    pane_add(ctx, map[style], "%s", text);
+}
+
+/* At the chapter's end its tests, shown as they finished, are drawn again in the chapter's
+ * order, grouped as `grader test` shows them (chapter_end's "tests"). */
+static void redraw_tests(struct dash *d, struct pane *p, json_t *o)
+{
+    json_t *tests = json_object_get(o, "tests"), *t;
+    const struct chapter *ch = course_find(d->c, str(o, "chapter"));
+    size_t i;
+    if (!ch || !json_is_array(tests) || d->mark > p->n)
+        return;
+    static struct result r[MAX_TESTS];
+    int n = 0;
+    json_array_foreach(tests, i, t)
+    {
+        if (n == MAX_TESTS)
+            break;
+        struct result *x = &r[n++];
+        snprintf(x->test, sizeof x->test, "%s", str(t, "test"));
+        snprintf(x->description, sizeof x->description, "%s", str(t, "description"));
+        x->passed = json_is_true(json_object_get(t, "passed"));
+        x->seconds = json_number_value(json_object_get(t, "seconds"));
+        x->message = (char *)(*str(t, "message") ? str(t, "message") : NULL);
+    }
+    for (int k = d->mark; k < p->n; k++)
+        free(p->lines[k].text);
+    p->n = d->mark;
+    if (outline_results(ch, r, n, 0, pane_line, p))
+        pane_add(p, P_DIM, "  (grader test %s --verbose in a shell shows every test's own "
+                 "message in full)", ch->id);
+}
+
 static void event(struct dash *d, struct pane *p, json_t *o)
 {
     const char *ev = str(o, "event");
@@ -35,6 +74,7 @@ static void event(struct dash *d, struct pane *p, json_t *o)
                  json_is_true(json_object_get(o, "ref_deps"))
                      ? ", earlier chapters from the reference"
                      : "");
+        d->mark = p->n;
         d->done = d->total = 0;
         snprintf(d->phase, sizeof d->phase, "starting");
     } else if (!strcmp(ev, "phase")) {
@@ -63,9 +103,12 @@ static void event(struct dash *d, struct pane *p, json_t *o)
         if (!strcmp(str(o, "status"), "skipped")) { /* needs hardware this machine lacks */
             pane_add(p, P_NOTE, "  skipped: %s", str(o, "reason"));
         } else if (!json_is_true(json_object_get(o, "built"))) {
-            pane_add(p, P_FAIL, "  the build failed; the compiler said:");
+            pane_add(p, P_FAIL, "  %s", json_is_true(json_object_get(o, "missing"))
+                                             ? "the tests could not start:"
+                                             : "the build failed; the compiler said:");
             pane_text(p, P_TEXT, str(o, "build_log"));
         } else {
+            redraw_tests(d, p, o);
             pane_add(p, P_HEAD, "  %d of %d tests, %d of %d points: %s", num(o, "passed"),
                      num(o, "total"), num(o, "points"), num(o, "max_points"), str(o, "status"));
         }

@@ -12,15 +12,19 @@ struct command_help {
 
 static const struct command_help helps[] = {
     {"test",
-     "usage: grader test [CHAPTER | weekN | all] [--ref-deps] [--json]\n\n"
+     "usage: grader test [CHAPTER | weekN | all] [--ref-deps] [--verbose] [--json]\n\n"
      "Builds your code and runs the chapters' tests (all available chapters when none is\n"
-     "named). Each test is shown with its points and, when it fails, a message that says which\n"
-     "PE saw what and what to read next. Progress is recorded; a chapter that passed before is\n"
-     "run again when its files (or those of the chapters it builds on) changed since.\n\n"
+     "named), in the order of the chapter's tasks. Each test is shown with its points and, when\n"
+     "it fails, a message that says which PE saw what and what to read next. Tests that stopped\n"
+     "in the same unwritten function are listed under its message, shown once: the first one is\n"
+     "what to write first. Progress is recorded; a chapter that passed before is run again when\n"
+     "its files (or those of the chapters it builds on) changed since.\n\n"
      "  --ref-deps            take every earlier chapter from the reference solution, to go on\n"
      "                        when you are stuck on one\n"
+     "  --verbose, -v         every test alone, with all of its message\n"
      "  --json                one JSON object per line, as the run goes (events: chapter,\n"
-     "                        phase, test, chapter_end, recheck, summary)\n"
+     "                        phase, test as each ends, chapter_end with every test in the\n"
+     "                        chapter's order, recheck, summary)\n"
      "  --impl learner|solutions, --stub   (course maintainers) test the reference, or a\n"
      "                        chapter's generated stub (every test should then fail)\n\n"
      "Ends with the line `N passed, N failed`; exit status 0 when every test passed.\n"
@@ -47,10 +51,16 @@ static const struct command_help helps[] = {
      "a new folder .grader-backups/<chapter>-<date>-<time>/ (it says which). Asks first unless\n"
      "--yes is given; an older backup is never overwritten.\n"},
     {"card",
-     "usage: grader card [--week N]\n\n"
-     "Prints a Markdown progress card to paste in your study group's chat: the roadmap with\n"
-     "done (✅), in progress (🚧) and to do (⬜), Code / Test / Perf columns, points, and the\n"
-     "best benchmark ratios. --week N shows one week.\n"},
+     "usage: grader card [--week N] [--format chat|markdown] [--json [--name NAME]]\n"
+     "       grader card --merge A.json B.json ... [--format markdown]\n\n"
+     "Prints a progress card to paste in your study group's chat: a list with done (✅), in\n"
+     "progress (🚧) and to do (⬜) per chapter, in bold where there is something to say:\n"
+     "points, tests, TODOs left, the best benchmark ratios. It renders in Discord (no table)\n"
+     "and fits one message. --week N shows one week. --format markdown prints the table form,\n"
+     "for places that render tables (Code / Test / Points / Perf columns).\n"
+     "--json prints the card's facts for a group card (--name NAME, else your user name).\n"
+     "--merge puts several members' --json cards side by side in one group card: a line per\n"
+     "member with an emoji per chapter, then who is where in the chapters under way.\n"},
     {"session",
      "usage: grader session start \"GOAL\" | grader session end | grader session status\n\n"
      "A study session log. start notes the time, your goal and where you are; end prints a\n"
@@ -97,7 +107,7 @@ void help(FILE *out, const char *command)
             "  grader hint CHAPTER               the next hint, from a nudge to nearly the answer\n"
             "  grader read CHAPTER               the chapter's page of the book, in a pager\n"
             "  grader reset CHAPTER              back to the stub (your files are kept aside)\n"
-            "  grader card [--week N]            a Markdown progress card for your study group\n"
+            "  grader card [--week N]            a progress card for your study group's chat\n"
             "  grader session start \"GOAL\"|end   a study session log and its card\n"
             "  grader bench CHAPTER              your code against the reference and MPI\n"
             "  grader list                       the roadmap\n"

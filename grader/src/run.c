@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "outline.h"
 #include "run.h"
 #include "util.h"
 
@@ -183,8 +184,13 @@ int run_make(const struct course *c, const struct variant *v, const char *target
     snprintf(ref, sizeof ref, "REF=%s", v->ref);
     snprintf(stub, sizeof stub, "STUB=%s", v->stub);
     snprintf(strict, sizeof strict, "STRICT=%d", v->strict);
-    char *argv[] = {"make", "-s", "--no-print-directory", (char *)target, impl, ref, stub,
-                    strict, NULL};
+    char targets[512], *argv[16] = {"make", "-s", "--no-print-directory", impl, ref, stub, strict};
+    int n = 7;
+    snprintf(targets, sizeof targets, "%s", target);
+    for (char *save = NULL, *t = strtok_r(targets, " ", &save); t && n < 15;
+         t = strtok_r(NULL, " ", &save))
+        argv[n++] = t;
+    argv[n] = NULL;
     return run_command(c, argv, NULL, out);
 }
 
@@ -200,11 +206,6 @@ int ensure_stubs(const struct course *c)
 }
 
 /* ---- The suite's report, read as it grows ------------------------------------------------ */
-
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(((const struct result *)a)->test, ((const struct result *)b)->test);
-}
 
 struct report_reader {
     FILE *f;
@@ -297,9 +298,10 @@ static void run_suite(const struct course *c, const struct chapter *ch, const ch
         fclose(rr.f);
     free(rr.line);
     unlink(report);
-    qsort(out->results, (size_t)out->n, sizeof out->results[0], by_name);
+    outline_sort(ch, out->results, out->n);
     if (out->n == 0 && !out->interrupted) { /* the suite itself could not run: keep its words */
         out->built = 0;
+        out->missing = 1;
         out->build_log = log_fd >= 0 ? slurp(log_fd) : strdup("cannot create a temp file");
         if (pid < 0) {
             free(out->build_log);
@@ -377,7 +379,13 @@ int chapter_run(const struct course *c, const struct chapter *ch, const struct v
         return gpu_run(c, ch, v, out, ev);
     if (ev && ev->phase)
         ev->phase(ev->ctx, ch, "build", 0);
-    int status = run_make(c, v, "pe-programs", &out->build_log);
+    /* The chapter's PE program (pe-2_2 for suite_2_2), not every chapter's: a variant made for
+     * one run (a stub's, in make test) links one program instead of a dozen. And the chapter's
+     * suite: a course built with plain `make` may not have it yet. */
+    char targets[160];
+    const char *tag = strncmp(ch->suite, "suite_", 6) ? ch->suite : ch->suite + 6;
+    snprintf(targets, sizeof targets, "pe-%s build/grader/%s", tag, ch->suite);
+    int status = run_make(c, v, targets, &out->build_log);
     if (grader_stop) {
         out->interrupted = 1;
         return -1;

@@ -23,6 +23,8 @@ struct chapter_run {
     int built;       /* 0: the build failed (the compiler's words are in build_log) */
     int interrupted; /* the grader was told to stop (Ctrl-C, SIGTERM) */
     int skipped;     /* a chapter that "requires" what this machine lacks; build_log says what */
+    int missing;     /* built, but the suite could not start (build_log says why): not a
+                        compiler error of the learner's */
     char *build_log;
     int total; /* tests the suite announced */
     int n;
@@ -59,7 +61,8 @@ int run_points(const struct chapter_run *r, int *max);
  * signal N), or -1 if it could not start. */
 int run_command(const struct course *c, char *const argv[], const char *const *env, char **output);
 int run_quiet(const struct course *c, char *const argv[], char **output);
-/* make -s TARGET IMPL=.. REF=.. STUB=.. STRICT=.. in the course root. */
+/* make -s TARGET IMPL=.. REF=.. STUB=.. STRICT=.. in the course root; TARGET may name several
+ * targets, separated by spaces. */
 int run_make(const struct course *c, const struct variant *v, const char *target, char **out);
 /* Generates build/stubs/ (make stubs) once per process; 0 when they are there. */
 int ensure_stubs(const struct course *c);

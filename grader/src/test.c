@@ -9,11 +9,12 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "outline.h"
 #include "progress.h"
 #include "run.h"
 
 struct test_opts {
-    int json, live, record, ref_deps, stub;
+    int json, live, record, ref_deps, stub, verbose;
     struct variant v;
     int passed, failed;
     char summary[4096];
@@ -84,23 +85,42 @@ static void print_message(const char *msg)
     }
 }
 
-static void print_run(const struct chapter_run *r)
+static void print_line(void *ctx, enum outline_style style, const char *text)
+{
+    (void)ctx;
+    (void)style;
+    printf("%s\n", text);
+}
+
+/* The chapter's tests in teaching order; tests stopped by the same unwritten function under its
+ * message, once (all of every test's words with --verbose). */
+static void print_run(const struct chapter_run *r, int verbose)
 {
     if (!r->built) {
-        printf("  the build failed; the compiler said:\n");
+        /* a missing suite or PE program is not the learner's compiler error */
+        printf("  %s\n", r->missing ? "the tests could not start:" : "the build failed; the compiler said:");
         print_message(r->build_log ? r->build_log : "(nothing)");
         return;
     }
+    if (outline_results(r->ch, r->results, r->n, verbose, print_line, NULL))
+        printf("  (grader test %s --verbose shows every test's own message in full)\n",
+               r->ch->id);
+}
+
+/* The tests of a run in teaching order, for --json: what the dashboard redraws at the end. */
+static json_t *json_tests(const struct chapter_run *r)
+{
+    json_t *a = json_array();
     for (int i = 0; i < r->n; i++) {
         const struct result *t = &r->results[i];
         int pts = chapter_points(r->ch, t->test);
-        char worth[32];
-        snprintf(worth, sizeof worth, "%d/%d pt%s", t->passed ? pts : 0, pts, pts == 1 ? "" : "s");
-        printf("  %s  %-40s %-9s %5.1f s\n", t->passed ? "PASS" : "FAIL", t->test, worth,
-               t->seconds);
-        if (!t->passed && t->message)
-            print_message(t->message);
+        json_array_append_new(a, json_pack("{s:s, s:s, s:b, s:i, s:i, s:f, s:s}", "test", t->test,
+                                           "description", t->description, "passed", t->passed,
+                                           "points", t->passed ? pts : 0, "max_points", pts,
+                                           "seconds", t->seconds, "message",
+                                           t->message ? t->message : ""));
     }
+    return a;
 }
 
 static const char *run_word(const struct chapter_run *r)
@@ -191,13 +211,14 @@ static int test_one(const struct course *c, const struct chapter *ch, struct tes
     int regressed = was_done && !done;
     const struct chapter *before = o->v.ref[0] ? NULL : earlier_todo(c, &r);
     if (o->json) {
-        emit(json_pack("{s:s, s:s, s:b, s:s?, s:i, s:i, s:i, s:i, s:s, s:b, s:s?}", "event",
-                       "chapter_end", "chapter", ch->id, "built", r.built, "build_log",
+        emit(json_pack("{s:s, s:s, s:b, s:b, s:s?, s:i, s:i, s:i, s:i, s:s, s:b, s:s?, s:o}",
+                       "event", "chapter_end", "chapter", ch->id, "built", r.built, "missing",
+                       r.missing, "build_log",
                        r.built ? NULL : r.build_log, "passed", ok, "total", total, "points", pts,
                        "max_points", max, "status", run_word(&r), "regressed", regressed,
-                       "blocked_by", before ? before->id : NULL));
+                       "blocked_by", before ? before->id : NULL, "tests", json_tests(&r)));
     } else {
-        print_run(&r);
+        print_run(&r, o->verbose);
         if (r.built)
             printf("  %d of %d tests, %d of %d points\n", ok, total, pts, max);
         if (before)
@@ -251,6 +272,8 @@ static int parse(int argc, char **argv, struct test_opts *o, const char **sel)
             o->ref_deps = 1;
         else if (!strcmp(argv[i], "--json"))
             o->json = 1;
+        else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v"))
+            o->verbose = 1;
         else if (!strcmp(argv[i], "--impl") && i + 1 < argc)
             o->v.impl = argv[++i];
         else if (!strcmp(argv[i], "--stub"))

@@ -82,6 +82,86 @@ Test(card, week_filter_and_ref_deps_footnote, .init = setup, .fini = teardown)
     free(t);
 }
 
+/* The chat card (the default) of the same progress. */
+static char *chat_card(int week)
+{
+    struct roadmap_row rows[MAX_CHAPTERS];
+    char *text = NULL;
+    memset(rows, 0, sizeof rows);
+    for (int i = 0; i < c.n; i++)
+        rows[i].ch = &c.chapters[i];
+    rows[0] = (struct roadmap_row){.ch = &c.chapters[0], .status = ST_DONE, .code = {CODE_WRITTEN, 0},
+                                   .ran = 1, .built = 1, .passed = 2, .total = 2, .points = 4,
+                                   .max_points = 4, .vs_mpi = 1.31, .vs_ref = 0.9};
+    rows[1] = (struct roadmap_row){.ch = &c.chapters[1], .status = ST_PROGRESS,
+                                   .code = {CODE_EDITED, 2}, .ran = 1, .built = 1, .passed = 1,
+                                   .total = 3, .points = 1, .max_points = 3, .regressed = 1};
+    size_t len;
+    FILE *f = open_memstream(&text, &len);
+    card_write_chat(f, &c, rows, week, 1700000000);
+    fclose(f);
+    return text;
+}
+
+Test(card, chat_card_is_a_list_with_emoji_and_bold, .init = setup, .fini = teardown)
+{
+    char *t = chat_card(0);
+    cr_assert_null(strchr(t, '|'), "no table (chat servers such as Discord do not render them): %s",
+                   t);
+    cr_assert(strstr(t, "**Week 1**\n- ✅ **1.1** A · 4/4 pts · ⚡ 1.31x MPI, 0.90x ref\n"), "%s", t);
+    cr_assert(strstr(t, "- 🚧 **2.1** C · 1/3 pts · 1/3 tests · 2 todo · broke since it passed\n"),
+              "%s", t);
+    cr_assert(strstr(t, "- ⬜ 2.2 D *(coming)*"), "%s", t);
+    cr_assert(strstr(t, "**1/2 chapters done** · **5/7 points**"), "%s", t);
+    free(t);
+    t = chat_card(2);
+    cr_assert_null(strstr(t, "1.1"), "week 2 only: %s", t);
+    free(t);
+}
+
+/* 17 chapters with long titles, every one under way with all a row can say, or every one done
+ * with its ratios: the card still fits one chat message. */
+Test(card, chat_card_of_a_whole_course_fits_one_message)
+{
+    static struct course big;
+    struct roadmap_row rows[MAX_CHAPTERS];
+    memset(&big, 0, sizeof big);
+    snprintf(big.title, sizeof big.title, "tshmem: build your own NVSHMEM");
+    big.n = 17;
+    for (int i = 0; i < big.n; i++) {
+        struct chapter *ch = &big.chapters[i];
+        ch->week = 1 + i / 6;
+        snprintf(ch->id, sizeof ch->id, "%d.%d", ch->week, 1 + i % 6);
+        snprintf(ch->title, sizeof ch->title, "A chapter title of forty characters, %02d", i);
+        ch->available = 1;
+    }
+    for (int done = 0; done < 2; done++) {
+        for (int i = 0; i < big.n; i++)
+            rows[i] = (struct roadmap_row){.ch = &big.chapters[i],
+                                           .status = done ? ST_DONE : ST_PROGRESS,
+                                           .code = {CODE_EDITED, 12}, .ran = 1, .built = 1,
+                                           .passed = 18, .total = 19, .points = 130,
+                                           .max_points = 133, .regressed = !done,
+                                           .ref_deps = done, .vs_mpi = 12.5, .vs_ref = 0.93};
+        char *t = NULL;
+        size_t len;
+        FILE *f = open_memstream(&t, &len);
+        card_write_chat(f, &big, rows, 0, 1700000000);
+        fclose(f);
+        cr_assert_leq(chat_length(t), CHAT_LIMIT, "%zu characters: %s", chat_length(t), t);
+        cr_assert(strstr(t, "17 chapters done") || strstr(t, "/17 chapters done"), "%s", t);
+        cr_assert(strstr(t, "3.5"), "every chapter is still named: %s", t);
+        free(t);
+    }
+}
+
+Test(card, chat_length_counts_as_chat_servers_do)
+{
+    cr_assert_eq(chat_length("ab"), 2);
+    cr_assert_eq(chat_length("✅"), 1, "a 3-byte character counts 1");
+    cr_assert_eq(chat_length("🚧"), 2, "a 4-byte emoji counts 2 (a surrogate pair)");
+}
+
 /* Progress with 1.1's tests: big passing or not, small passing or not, done, hints. */
 static void set_progress(struct progress *p, int big, int small, int hints)
 {

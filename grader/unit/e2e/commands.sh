@@ -135,12 +135,34 @@ expect "a test stopped by an earlier chapter's stub points to --ref-deps" "$out"
 "$G" test 1.2 --json >"$out" 2>&1
 expect "test --json names the earlier chapter a test stopped in (the dashboard shows it)" "$out" \
   '"event":"chapter_end","chapter":"1.2"' '"blocked_by":"1.1"'
-"$G" card >"$out" 2>&1
-expect "the card shows the regression as in progress" "$out" "| 🚧 | 1.1 | Initialization & bootstrap |" \
+"$G" card --format markdown >"$out" 2>&1
+expect "the Markdown card shows the regression as in progress" "$out" "| 🚧 | 1.1 | Initialization & bootstrap |" \
   "(broke since it passed)" "| ⬜ | 1.2 |" "| ⬜ | 3.1 | MoE all-to-all dispatch/combine |" "| ⬜ | 3.2 | Pipeline-parallel handoff |"
-"$G" card --week 2 >"$out" 2>&1
+"$G" card --week 2 --format markdown >"$out" 2>&1
 if grep -q "| 1.1 |" "$out"; then not_ok "card --week 2 shows week 2 only" "$(cat "$out")"
 else expect "card --week 2 shows week 2 only" "$out" "| 2.1 |"; fi
+"$G" card >"$out" 2>&1
+expect "the chat card is a list with emoji and bold" "$out" "**Week 1**" \
+  "- 🚧 **1.1** Initialization & bootstrap · " "broke since it passed" "- ⬜ 1.2 Symmetric heap" \
+  "- ⬜ 3.2 Pipeline-parallel handoff"
+if grep -q "|" "$out"; then not_ok "the chat card has no table" "$(cat "$out")"; else ok "the chat card has no table"; fi
+chars=$(LC_ALL=C.UTF-8 wc -m <"$out")
+[ "$chars" -le 2000 ] && ok "the chat card fits one Discord message ($chars characters)" ||
+  not_ok "the chat card fits one Discord message" "$chars characters"
+
+# ---- a study group's card: members' --json cards merged --------------------------------------
+"$G" card --json --name alice >"$course/alice.json" 2>"$err"
+sed 's/"name": "alice"/"name": "bob"/; s/"status": "in progress"/"status": "done"/' \
+  "$course/alice.json" >"$course/bob.json"
+"$G" card --merge "$course/alice.json" "$course/bob.json" >"$out" 2>&1
+rc=$?
+expect "card --merge puts the members side by side" "$out" "group card · 2 members" "- **alice** 🚧" \
+  "- **bob** ✅" "**Who is where**" "- **1.1** Initialization & bootstrap: 🚧"
+[ $rc -eq 0 ] && ok "card --merge exits 0" || not_ok "card --merge exits 0" "exit $rc" "$(cat "$out")"
+"$G" card --merge "$course/alice.json" "$course/bob.json" --format markdown >"$out" 2>&1
+expect "card --merge --format markdown is a table" "$out" "| chapter | alice | bob |" "| 1.1 | Initialization & bootstrap | 🚧"
+bad "merging nothing is a sentence" "name the members' cards" card --merge
+bad "merging a file that is not a card is a sentence" "is not a progress card" card --merge Makefile
 
 # ---- a broken progress file ------------------------------------------------------------------
 for broken in '{"version": 1, "chapters": {"1.1": {"pas' '' '[1, 2]'; do

@@ -54,7 +54,13 @@ make_course() {
   done
   mkdir -p "$course/build/learner"
   cp -a "$src/build/grader" "$src/build/tools" "$src/build/stubs" "$course/build/"
-  cp -a "$src/build/stubs/obj" "$src/build/stubs/lib" "$src/build/stubs/bin" "$course/build/learner/"
+  cp -a "$src/build/stubs/lib" "$src/build/stubs/bin" "$course/build/learner/"
+  # the stubs' objects are the learner's here (objects are kept by source: build/obj/stubs-...)
+  local objs
+  mkdir -p "$course/build/obj"
+  for objs in "$src"/build/obj/stubs*; do
+    [ -d "$objs" ] && cp -a "$objs" "$course/build/obj/learner${objs##*/stubs}"
+  done
   unset TSHMEM_PROGRESS TSHMEM_ROOT TSHMEM_GRADER_RUNNER TSHMEM_GRADER_BENCH_FIXTURE
   export NO_PROGRESS=1
   G="$course/build/grader/grader"

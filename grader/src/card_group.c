@@ -1,0 +1,208 @@
+/* card_group.c: `grader card --merge A.json B.json ...`: several members' cards (each made with
+ * `grader card --json`) side by side in one group card: a line per member with an emoji per
+ * chapter, then who is where in every chapter somebody has started and not everybody has finished.
+ * For chat by default (one message of at most CHAT_LIMIT characters), or a Markdown table. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "card.h"
+#include "commands.h"
+
+#define MAX_MEMBERS 32
+
+struct member {
+    char name[64];
+    json_t *card;
+};
+
+static const char *s_of(json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+/* The member's chapter id, or NULL: a chapter their copy of the course does not have yet. */
+static json_t *m_chapter(const struct member *m, const char *id)
+{
+    json_t *chs = json_object_get(m->card, "chapters"), *ch;
+    size_t i;
+    json_array_foreach(chs, i, ch) if (!strcmp(s_of(ch, "id"), id)) return ch;
+    return NULL;
+}
+
+static enum chapter_status m_status(const struct member *m, const char *id)
+{
+    const char *w = s_of(m_chapter(m, id), "status");
+    return !strcmp(w, "done") ? ST_DONE : !strcmp(w, "in progress") ? ST_PROGRESS : ST_TODO;
+}
+
+static int load_members(int nfiles, char **files, struct member *ms)
+{
+    if (nfiles == 0) {
+        fprintf(stderr, "grader card --merge: name the members' cards, e.g. grader card --merge "
+                        "alice.json bob.json (each made with grader card --json > NAME.json).\n");
+        return -1;
+    }
+    if (nfiles > MAX_MEMBERS) {
+        fprintf(stderr,
+                "grader card --merge: %d cards is more than one card can show (%d at "
+                "most): merge them in smaller groups.\n",
+                nfiles, MAX_MEMBERS);
+        return -1;
+    }
+    for (int i = 0; i < nfiles; i++) {
+        json_error_t err;
+        json_t *o = json_load_file(files[i], 0, &err);
+        if (!o || !json_is_array(json_object_get(o, "chapters"))) {
+            fprintf(stderr,
+                    "grader card --merge: %s is not a progress card (%s): make each with "
+                    "grader card --json > NAME.json.\n",
+                    files[i], o ? "it has no \"chapters\" list" : err.text);
+            json_decref(o);
+            while (i-- > 0)
+                json_decref(ms[i].card);
+            return -1;
+        }
+        ms[i].card = o;
+        const char *name = s_of(o, "name"), *base = strrchr(files[i], '/');
+        if (*name)
+            snprintf(ms[i].name, sizeof ms[i].name, "%s", name);
+        else /* a card without a name: its file's name, less .json */
+            snprintf(ms[i].name, sizeof ms[i].name, "%.*s",
+                     (int)strcspn(base ? base + 1 : files[i], "."), base ? base + 1 : files[i]);
+    }
+    return nfiles;
+}
+
+/* How a member stands in a chapter, short: "✅", "🚧 5/8", "⬜", with the best ratio. */
+static void m_cell(const struct member *m, const char *id, char *buf, size_t len)
+{
+    json_t *ch = m_chapter(m, id);
+    enum chapter_status st = m_status(m, id);
+    int n = snprintf(buf, len, "%s", status_emoji(st));
+    if (st == ST_PROGRESS && json_integer_value(json_object_get(ch, "total")) > 0)
+        n += snprintf(buf + n, len - (size_t)n, " %d/%d",
+                      (int)json_integer_value(json_object_get(ch, "passed")),
+                      (int)json_integer_value(json_object_get(ch, "total")));
+    double mpi = json_number_value(json_object_get(ch, "vs_mpi"));
+    if (mpi > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " ⚡%.2fx MPI", mpi);
+}
+
+static void group_markdown(FILE *out, const struct course *c, struct member *ms, int n)
+{
+    fprintf(out, "|    | chapter |");
+    for (int j = 0; j < n; j++)
+        fprintf(out, " %s |", ms[j].name);
+    fprintf(out, "\n|----|---------|");
+    for (int j = 0; j < n; j++)
+        fprintf(out, "----|");
+    fprintf(out, "\n");
+    for (int i = 0; i < c->n; i++) {
+        fprintf(out, "| %s | %s |", c->chapters[i].id, c->chapters[i].title);
+        for (int j = 0; j < n; j++) {
+            char cell[64];
+            m_cell(&ms[j], c->chapters[i].id, cell, sizeof cell);
+            fprintf(out, " %s |", cell);
+        }
+        fprintf(out, "\n");
+    }
+    fprintf(out, "| | **points** |");
+    for (int j = 0; j < n; j++) {
+        json_t *t = json_object_get(ms[j].card, "totals");
+        fprintf(out, " %d/%d |", (int)json_integer_value(json_object_get(t, "points")),
+                (int)json_integer_value(json_object_get(t, "max_points")));
+    }
+    fprintf(out, "\n");
+}
+
+/* The chat form, into a string: members, then chapters under way (as many as fit). */
+static char *group_chat(const struct course *c, struct member *ms, int n, int max_rows)
+{
+    char *text = NULL, date[32];
+    size_t len;
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    strftime(date, sizeof date, "%Y-%m-%d", &tm);
+    FILE *out = open_memstream(&text, &len);
+    fprintf(out, "**%s** · group card · %d member%s · %s\n", c->title, n, n == 1 ? "" : "s", date);
+    for (int j = 0; j < n; j++) {
+        json_t *t = json_object_get(ms[j].card, "totals");
+        fprintf(out, "- **%s** ", ms[j].name);
+        for (int i = 0; i < c->n; i++)
+            fprintf(out, "%s%s", i && c->chapters[i].week != c->chapters[i - 1].week ? " " : "",
+                    status_emoji(m_status(&ms[j], c->chapters[i].id)));
+        fprintf(out, " · %d/%d done · %d pts\n",
+                (int)json_integer_value(json_object_get(t, "done")),
+                (int)json_integer_value(json_object_get(t, "available")),
+                (int)json_integer_value(json_object_get(t, "points")));
+    }
+    char all_done[256] = "";
+    int rows = 0, left = 0;
+    for (int i = 0; i < c->n; i++) {
+        const char *id = c->chapters[i].id;
+        int done = 0, started = 0;
+        for (int j = 0; j < n; j++) {
+            done += m_status(&ms[j], id) == ST_DONE;
+            started += m_status(&ms[j], id) != ST_TODO;
+        }
+        if (done == n) {
+            snprintf(all_done + strlen(all_done), sizeof all_done - strlen(all_done), "%s%s",
+                     all_done[0] ? ", " : "", id);
+            continue;
+        }
+        if (!started)
+            continue;
+        if (rows == max_rows) {
+            left++;
+            continue;
+        }
+        if (rows++ == 0)
+            fprintf(out, "**Who is where**\n");
+        fprintf(out, "- **%s** %s:", id, c->chapters[i].title);
+        for (int j = 0, k = 0; j < n; j++) {
+            char cell[64];
+            if (m_status(&ms[j], id) == ST_TODO)
+                continue;
+            m_cell(&ms[j], id, cell, sizeof cell);
+            fprintf(out, "%s %s %s", k++ ? " ·" : "", cell, ms[j].name);
+        }
+        fprintf(out, "\n");
+    }
+    if (left)
+        fprintf(out,
+                "- … and %d more chapter%s (grader card --merge --format markdown shows "
+                "all)\n",
+                left, left == 1 ? "" : "s");
+    if (all_done[0])
+        fprintf(out, "🏁 **Everyone done:** %s\n", all_done);
+    fclose(out);
+    return text;
+}
+
+int card_merge(const struct course *c, int nfiles, char **files, int markdown)
+{
+    struct member ms[MAX_MEMBERS];
+    int n = load_members(nfiles, files, ms);
+    if (n < 0)
+        return 2;
+    if (markdown) {
+        group_markdown(stdout, c, ms, n);
+    } else {
+        /* as many chapters under way as fit in one message */
+        char *text = group_chat(c, ms, n, c->n);
+        for (int rows = c->n - 1; rows >= 0 && chat_length(text) > CHAT_LIMIT; rows--) {
+            free(text);
+            text = group_chat(c, ms, n, rows);
+        }
+        fputs(text, stdout);
+        free(text);
+    }
+    for (int j = 0; j < n; j++)
+        json_decref(ms[j].card);
+    return 0;
+}
