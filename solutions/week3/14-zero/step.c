@@ -24,8 +24,8 @@ static double now(void)
 /* Stage 3's forward pass: layer l's parameters gathered into buffer l % 2 just before use. */
 static void forward_sharded(struct tshmem_zero *z)
 {
-    int L = z->n_layers;
     /* BEGIN SOLUTION (Stage 3: gather, compute, drop): start layer 0's gather; for each layer: with prefetch, start the next layer's gather first, wait for this one, compute; without, wait, compute, then start the next */
+    int L = z->n_layers;
     tshmem_zero_gather_start(z, 0, 0);
     for (int l = 0; l < L; l++) {
         /* Buffer (l + 1) % 2 held layer l - 1, whose forward is done: it may be overwritten. */
@@ -43,8 +43,8 @@ static void forward_sharded(struct tshmem_zero *z)
  * each layer's gradient reduce-scattered into my shard as soon as it is computed. */
 static void backward_sharded(struct tshmem_zero *z)
 {
-    int L = z->n_layers;
     /* BEGIN SOLUTION (Stage 3: gather, compute, drop): the same from the last layer down: gather (prefetching l - 1), backward into the one-layer grads, reduce-scatter it into gshard + soff[l] */
+    int L = z->n_layers;
     tshmem_zero_gather_start(z, L - 1, 0);
     for (int l = L - 1; l >= 0; l--) {
         int b = (L - 1 - l) % 2;
@@ -64,8 +64,8 @@ static void backward_sharded(struct tshmem_zero *z)
 /* Stages 0-2: every PE holds every parameter; what differs is where the gradients go. */
 static void backward_replicated(struct tshmem_zero *z)
 {
-    int L = z->n_layers, st = z->cfg.stage;
     /* BEGIN SOLUTION (Gradients: allreduce or reduce-scatter): stage 0: backward of every layer into grads + off[l], then one allreduce; stage 1: the same, then a reduce-scatter per layer (from grads + off[l]); stage 2: each layer into the one-layer grads and reduce-scattered at once */
+    int L = z->n_layers, st = z->cfg.stage;
     for (int l = L - 1; l >= 0; l--) {
         const float *Wb = z->params + z->off[l];
         if (st == 2) { /* the layer's gradient is final: keep my shard of the sum, drop it */
