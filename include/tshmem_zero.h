@@ -61,8 +61,9 @@ struct tshmem_zero {
     float *params;   /* stages 0-2: every parameter, private, 2.4's layout */
     float *grads;    /* stages 0-1: every gradient (+ n floats of padding), symmetric;
                       * stages 2-3: one layer's gradient, widest floats, symmetric */
-    float *pshard;   /* stages 1-3: my shards of the parameters, symmetric */
-    float *gshard;   /* stages 1-3: my shards of the summed gradient, symmetric */
+    float *pshard;   /* stage 3: my shards of the parameters, symmetric */
+    float *gshard;   /* stages 1-3: my shards of the summed gradient, symmetric; stages 1-2
+                      * then send my updated parameters' shards from it */
     float *m, *v;    /* Adam's moments: every parameter's (stage 0) or my shards' (1-3) */
     float *layer[2]; /* stages 1-2: layer[0] receives one gathered layer; stage 3: the two
                       * buffers a layer is gathered into (widest floats each), symmetric */

@@ -221,8 +221,8 @@ static size_t state_bound(const struct tshmem_zero *z, int st, int adam_on)
     size_t P = z->n_params, S = z->soff[z->n_layers], w = z->widest, n = (size_t)z->n;
     size_t mom = adam_on ? 2 : 0;
     size_t floats = st == 0   ? P + P + n + mom * P
-                    : st == 1 ? P + P + n + (2 + mom) * S + w
-                    : st == 2 ? P + (2 + mom) * S + 2 * w
+                    : st == 1 ? P + P + n + (1 + mom) * S + w
+                    : st == 2 ? P + (1 + mom) * S + 2 * w
                               : (2 + mom) * S + 3 * w;
     return floats * sizeof(float);
 }

@@ -87,20 +87,24 @@ static void backward_replicated(struct tshmem_zero *z)
 /* The optimizer on what this PE owns, then (stages 1-2) every PE's shards gathered back. */
 static void update(struct tshmem_zero *z)
 {
-    /* BEGIN SOLUTION (The optimizer on my shard): stage 0: every parameter; stages 1-3: for each layer, my mine[l] elements at soff[l] of pshard, gshard, m, v; stages 1-2: then allgather each layer's shards into layer[0] and copy its S_l floats into params + off[l] */
+    /* BEGIN SOLUTION (The optimizer on my shard): stage 0: every parameter; stages 1-3: for each layer, my mine[l] elements: the parameters (stage 3: pshard + soff[l]; stages 1-2: params + off[l] + my first element), gshard, m, v at soff[l]; stages 1-2: copy the new shard into gshard, allgather each layer into layer[0], copy its S_l floats into params + off[l] */
     if (z->cfg.stage == 0) {
         tshmem_zero_optimize(z, z->params, z->grads, z->m, z->v, z->n_params);
         return;
     }
     for (int l = 0; l < z->n_layers; l++) {
         size_t o = z->soff[l];
-        tshmem_zero_optimize(z, z->pshard + o, z->gshard + o, z->m ? z->m + o : NULL,
+        float *p = z->cfg.stage == 3 ? z->pshard + o
+                                     : z->params + z->off[l] + z->chunk[l] * (size_t)z->me;
+        tshmem_zero_optimize(z, p, z->gshard + o, z->m ? z->m + o : NULL,
                              z->v ? z->v + o : NULL, z->mine[l]);
+        if (z->cfg.stage < 3) /* gshard is spent: it carries my new shard to the others */
+            memcpy(z->gshard + o, p, z->mine[l] * sizeof(float));
     }
     if (z->cfg.stage == 3)
         return; /* the next step gathers what it needs */
     for (int l = 0; l < z->n_layers; l++) {
-        tshmem_zero_allgather(z, z->layer[0], z->pshard + z->soff[l], z->chunk[l]);
+        tshmem_zero_allgather(z, z->layer[0], z->gshard + z->soff[l], z->chunk[l]);
         memcpy(z->params + z->off[l], z->layer[0], (z->off[l + 1] - z->off[l]) * sizeof(float));
     }
     /* END SOLUTION */

@@ -47,7 +47,7 @@ static void layout(struct tshmem_zero *z)
  * init (every parameter, 2.4's layout). */
 static void allocate(struct tshmem_zero *z, const float *init)
 {
-    /* BEGIN SOLUTION (What each stage keeps): params (stages 0-2), grads (all, or one layer from stage 2), pshard and gshard (stages 1-3), moments (all, or my shards; Adam only), layer buffers (one for stages 1-2, two for stage 3) */
+    /* BEGIN SOLUTION (What each stage keeps): params (stages 0-2), grads (all, or one layer from stage 2), gshard (stages 1-3), pshard (stage 3), moments (all, or my shards; Adam only), layer buffers (one for stages 1-2, two for stage 3) */
     int st = z->cfg.stage, adam = z->cfg.optim == TSHMEM_OPTIM_ADAM;
     size_t shard = z->soff[z->n_layers];
     if (st <= 2) {
@@ -58,9 +58,13 @@ static void allocate(struct tshmem_zero *z, const float *init)
      * off[l]: up to n - 1 past the layer's end, into the next layer or the padding (those sums
      * land in the last PEs' padding, never used). Stages 2-3 keep one layer at a time. */
     z->grads = tshmem_zero_alloc(z, st <= 1 ? z->n_params + (size_t)z->n : z->widest, 1);
-    if (st >= 1) {
-        z->pshard = tshmem_zero_alloc(z, shard, 1);
+    /* The shard of the summed gradient (stages 1-3). Stages 1-2 update their own copy of the
+     * parameters in place and reuse gshard, free by then, as the allgather's symmetric source;
+     * stage 3 keeps the parameters only as shards. */
+    if (st >= 1)
         z->gshard = tshmem_zero_alloc(z, shard, 1);
+    if (st == 3) {
+        z->pshard = tshmem_zero_alloc(z, shard, 1);
         for (int l = 0; l < z->n_layers; l++)
             memcpy(z->pshard + z->soff[l], init + z->off[l] + z->chunk[l] * (size_t)z->me,
                    z->mine[l] * sizeof(float));
