@@ -86,7 +86,7 @@ help:
 	@echo "                    grader's unit and end-to-end tests (dashboard in tmux, watch)"
 	@echo "  make lib          build build/<impl>/lib/libtshmem.a (IMPL=learner|solutions)"
 	@echo "  make week2        the same for chapters 2.1-2.5"
-	@echo "  make week3        the same for chapters 3.1-3.3 (3.3 is skipped, with the reason, without"
+	@echo "  make week3        the same for chapters 3.1-3.4 (3.3 is skipped, with the reason, without"
 	@echo "                    2 GPUs and NVSHMEM; make gpu builds and runs it)"
 	@echo "  make pe-programs  build the PE-side test programs of a variant (IMPL, REF, STUB)"
 	@echo "  make bench-programs  build the chapter benchmarks of a variant (build/<impl>/bin/bench_*)"
