@@ -8,7 +8,8 @@
  *                                                  paper's formula; bytes sent per step
  *
  * bytes of a reduce-scatter are the whole source of one PE (n blocks); busbw = algbw (n-1)/n.
- * Run by hand: make bench-programs IMPL=solutions && tools/tshrun -np 4 build/solutions/bin/bench_3_4
+ * Run by hand:
+ *   make bench-programs IMPL=solutions && tools/tshrun -np 4 build/solutions/bin/bench_3_4
  */
 #include <malloc.h>
 #include <math.h>

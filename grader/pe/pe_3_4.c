@@ -43,6 +43,59 @@ static tshmem_team_t make_team(const char *name)
     return t;
 }
 
+/* One call of nreduce elements (float or double) in round r with round `data`'s values; checks
+ * my block bit for bit against the algorithm's order and that nothing past it was written.
+ * Returns 0, or 1 after a FAIL. */
+static int rs_once(tshmem_team_t team, enum tshmem_algo algo, double *src, double *dst,
+                   double *want, size_t count, int dbl, int data, int r)
+{
+    int n = tshmem_team_n_pes(team), me = tshmem_team_my_pe(team);
+    size_t elem = dbl ? 8 : 4;
+    for (size_t i = 0; i < (size_t)n * count; i++)
+        if (dbl)
+            src[i] = value(me, i, data);
+        else
+            ((float *)src)[i] = (float)value(me, i, data);
+    memset(dst, 0x5a, (count + 16) * elem);
+    if (algo != TSHMEM_ALGO_AUTO)
+        tshmem_reducescatter(team, dst, src, count, dbl ? TSHMEM_DTYPE_DOUBLE : TSHMEM_DTYPE_FLOAT,
+                             algo);
+    else if (dbl)
+        tshmem_double_sum_reducescatter(team, dst, src, count);
+    else
+        tshmem_float_sum_reducescatter(team, (float *)dst, (float *)src, count);
+    /* AUTO may pick either algorithm: either order is right, the same one every time. */
+    for (int ring = 0; ring < 2; ring++) {
+        if ((algo == TSHMEM_ALGO_RING && !ring) || (algo == TSHMEM_ALGO_DIRECT && ring))
+            continue;
+        if (dbl)
+            expect_d(want, count, n, me, data, ring);
+        else
+            expect_f((float *)want, count, n, me, data, ring);
+        if (memcmp(want, dst, count * elem) == 0)
+            goto tail;
+    }
+    for (size_t i = 0; i < count; i++) { /* the first element that differs */
+        double seen = dbl ? dst[i] : ((float *)dst)[i], exp = dbl ? want[i] : ((float *)want)[i];
+        if (memcmp(&seen, &exp, sizeof seen) != 0 || i + 1 == count) {
+            FAIL("team PE %d of %d, round %d, %s, nreduce %zu: element %zu of my block is %.17g, "
+                 "expected %.17g (the sum of every PE's block %d, added in %s)", me, n, r,
+                 dbl ? "double" : "float", count, i, seen, exp, me,
+                 algo == TSHMEM_ALGO_RING ? "ring order me+1, me+2, ..., me"
+                                          : "team order 0, 1, ..., n-1");
+            return 1;
+        }
+    }
+tail:
+    for (size_t i = count * elem; i < (count + 16) * elem; i++)
+        if (((unsigned char *)dst)[i] != 0x5a) {
+            FAIL("team PE %d: the call wrote past my block of %zu elements (byte %zu of dest "
+                 "changed)", me, count, i);
+            return 1;
+        }
+    return 0;
+}
+
 /* rs COUNTS ALGO ROUNDS TEAM: float and double reduce-scatters of every count, ROUNDS rounds
  * back to back with an allreduce on the same team between them and no barrier; every block
  * checked bit for bit against the algorithm's order; a last round repeats round 0's data and
@@ -57,14 +110,12 @@ static void rs(int argc, char **argv)
     enum tshmem_algo algo = strcmp(argv[3], "ring") == 0     ? TSHMEM_ALGO_RING
                             : strcmp(argv[3], "direct") == 0 ? TSHMEM_ALGO_DIRECT
                                                              : TSHMEM_ALGO_AUTO;
-    int rounds = atoi(argv[4]);
+    int rounds = atoi(argv[4]), nc = 0;
     tshmem_team_t team = make_team(argv[5]);
-    size_t counts[16];
-    int nc = 0;
+    size_t counts[16], most = 1;
     for (char *save = NULL, *t = strtok_r(argv[2], ",", &save); t && nc < 16;
          t = strtok_r(NULL, ",", &save))
         counts[nc++] = strtoull(t, NULL, 10);
-    size_t most = 1;
     for (int c = 0; c < nc; c++)
         most = counts[c] > most ? counts[c] : most;
     int n = tshmem_team_n_pes(team), me = tshmem_team_my_pe(team);
@@ -72,78 +123,32 @@ static void rs(int argc, char **argv)
     double *src = tshmem_malloc((size_t)tshmem_n_pes() * most * sizeof(double));
     double *dst = tshmem_malloc((most + 16) * sizeof(double));
     double *one = tshmem_malloc(sizeof(double));
-    double *first = malloc((most + 16) * sizeof(double) * (size_t)nc * 2), *want = malloc(most * sizeof(double));
-    if (me >= 0) {
-        for (int r = 0; r <= rounds; r++) {
-            int data = r == rounds ? 0 : r; /* the last round repeats round 0 */
-            for (int c = 0; c < nc; c++)
-                for (int dbl = 0; dbl < 2; dbl++) {
-                    size_t count = counts[c], total = (size_t)n * count;
-                    for (size_t i = 0; i < total; i++)
-                        if (dbl)
-                            src[i] = value(me, i, data);
-                        else
-                            ((float *)src)[i] = (float)value(me, i, data);
-                    memset(dst, 0x5a, (most + 16) * sizeof(double));
-                    if (algo != TSHMEM_ALGO_AUTO)
-                        tshmem_reducescatter(team, dst, src, count,
-                                             dbl ? TSHMEM_DTYPE_DOUBLE : TSHMEM_DTYPE_FLOAT, algo);
-                    else if (dbl)
-                        tshmem_double_sum_reducescatter(team, dst, src, count);
-                    else
-                        tshmem_float_sum_reducescatter(team, (float *)dst, (float *)src, count);
-                    int ok_direct = 1, ok_ring = 1;
-                    for (int ring = 0; ring < 2; ring++) {
-                        if (dbl)
-                            expect_d(want, count, n, me, data, ring);
-                        else
-                            expect_f((float *)want, count, n, me, data, ring);
-                        int same = memcmp(want, dst, count * (dbl ? 8 : 4)) == 0;
-                        *(ring ? &ok_ring : &ok_direct) = same;
-                    }
-                    int ok = algo == TSHMEM_ALGO_RING ? ok_ring
-                             : algo == TSHMEM_ALGO_DIRECT ? ok_direct : ok_direct || ok_ring;
-                    if (!ok) {
-                        size_t i = 0;
-                        if (dbl)
-                            expect_d(want, count, n, me, data, algo == TSHMEM_ALGO_RING);
-                        else
-                            expect_f((float *)want, count, n, me, data, algo == TSHMEM_ALGO_RING);
-                        while (i + 1 < count && memcmp((char *)want + i * (dbl ? 8 : 4),
-                                                       (char *)dst + i * (dbl ? 8 : 4), dbl ? 8 : 4) == 0)
-                            i++;
-                        double seen = dbl ? dst[i] : ((float *)dst)[i];
-                        double exp = dbl ? want[i] : ((float *)want)[i];
-                        FAIL("team PE %d of %d, round %d, %s, nreduce %zu: element %zu of my block "
-                             "is %.17g, expected %.17g (the sum of every PE's block %d%s)",
-                             me, n, r, dbl ? "double" : "float", count, i, seen, exp, me,
-                             algo == TSHMEM_ALGO_RING ? ", added in ring order me+1, me+2, ..., me"
-                             : ", added in team order 0, 1, ..., n-1");
-                        goto out;
-                    }
-                    size_t elem = dbl ? 8 : 4;
-                    for (size_t i = count * elem; i < (count + 16) * elem; i++)
-                        CHECK_OR_STOP(((unsigned char *)dst)[i] == 0x5a,
-                                      "team PE %d: the call wrote past my block of %zu elements "
-                                      "(byte %zu of dest changed)", me, count, i);
-                    double *keep = first + ((size_t)c * 2 + (size_t)dbl) * (most + 16);
-                    if (r == 0)
-                        memcpy(keep, dst, count * elem);
-                    else if (r == rounds)
-                        CHECK(memcmp(keep, dst, count * elem) == 0,
-                                      "team PE %d: the same data as round 0 gave other bits "
-                                      "(%s, nreduce %zu): the order of the additions must be fixed",
-                                      me, dbl ? "double" : "float", count);
-                }
-            /* An allreduce on the same team between rounds: the sequences stay matched. */
-            *one = 1.0;
-            tshmem_double_sum_reduce(team, one, one, 1);
-            CHECK_OR_STOP(*one == (double)n, "team PE %d: an allreduce after round %d gave %g, "
-                          "not %d", me, r, *one, n);
-        }
-        STEP("%d rounds of %d counts checked on a team of %d", rounds + 1, nc, n);
+    double *first = malloc(most * sizeof(double) * (size_t)nc * 2);
+    double *want = malloc(most * sizeof(double));
+    for (int r = 0; me >= 0 && r <= rounds; r++) {
+        int data = r == rounds ? 0 : r; /* the last round repeats round 0 */
+        for (int c = 0; c < nc; c++)
+            for (int dbl = 0; dbl < 2; dbl++) {
+                size_t count = counts[c], bytes = count * (dbl ? 8 : 4);
+                if (rs_once(team, algo, src, dst, want, count, dbl, data, r))
+                    return; /* no barrier: a peer may be in a call; the launcher stops it */
+                double *keep = first + ((size_t)c * 2 + (size_t)dbl) * most;
+                if (r == 0)
+                    memcpy(keep, dst, bytes);
+                else if (r == rounds)
+                    CHECK(memcmp(keep, dst, bytes) == 0,
+                          "team PE %d: the same data as round 0 gave other bits (%s, nreduce "
+                          "%zu): the order of the additions must be fixed", me,
+                          dbl ? "double" : "float", count);
+            }
+        /* An allreduce on the same team between rounds: the sequences stay matched. */
+        *one = 1.0;
+        tshmem_double_sum_reduce(team, one, one, 1);
+        CHECK_OR_STOP(*one == (double)n, "team PE %d: an allreduce after round %d gave %g, not %d",
+                      me, r, *one, n);
     }
-out:
+    if (me >= 0)
+        STEP("%d rounds of %d counts checked on a team of %d", rounds + 1, nc, n);
     free(first);
     free(want);
     tshmem_barrier_all();
@@ -264,7 +269,8 @@ static void train(int argc, char **argv)
     float *sg = malloc(P * sizeof(float)), *sm = calloc(P, sizeof(float)),
           *sv = calloc(P, sizeof(float)), *mine = malloc(P * sizeof(float));
     tshmem_mlp_init(&single, layers, dims, 42, sg);
-    STEP("stage %d, %s, %zu parameters, %d steps of %d samples", stage, argv[7], P, steps, global_n);
+    STEP("stage %d, %s, %zu parameters, %d steps of %d samples", stage, argv[7], P, steps,
+         global_n);
     uint64_t *hashes = tshmem_calloc((size_t)n, sizeof(uint64_t));
     double *loss = tshmem_malloc(sizeof(double));
     float *x = malloc((size_t)global_n * (size_t)dims[0] * sizeof(float));

@@ -48,7 +48,8 @@ static void rs_begin(struct rs_call *r, const char *func, tshmem_team_t team, vo
                     tshmem_g.my_pe, team);
     size_t elem = tshmem_dtype_size(dtype), n = (size_t)t->n_pes;
     if (elem == 0)
-        tshmem_fail(func, "dtype %d is not one of TSHMEM_DTYPE_FLOAT, _DOUBLE, _INT64.", (int)dtype);
+        tshmem_fail(func, "dtype %d is not one of TSHMEM_DTYPE_FLOAT, _DOUBLE, _INT64.",
+                    (int)dtype);
     if (nreduce > TSHMEM_REDUCE_MAX_BYTES / elem / n)
         tshmem_fail(func, "nreduce %zu x %zu PEs x %zu bytes is more than one call takes (2 GiB "
                     "of source): nreduce counts the elements of one block, not of the whole "
