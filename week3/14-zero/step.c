@@ -47,7 +47,7 @@ static void backward_replicated(struct tshmem_zero *z)
 static void update(struct tshmem_zero *z)
 {
     (void)z;
-    TSHMEM_TODO("The optimizer on my shard", "stage 0: every parameter; stages 1-3: for each layer, my mine[l] elements at soff[l] of pshard, gshard, m, v; stages 1-2: then allgather each layer's shards into layer[0] and copy its S_l floats into params + off[l]");
+    TSHMEM_TODO("The optimizer on my shard", "stage 0: every parameter; stages 1-3: for each layer, my mine[l] elements: the parameters (stage 3: pshard + soff[l]; stages 1-2: params + off[l] + my first element), gshard, m, v at soff[l]; stages 1-2: copy the new shard into gshard, allgather each layer into layer[0], copy its S_l floats into params + off[l]");
 }
 
 double tshmem_zero_step(struct tshmem_zero *z, const float *x, const int *y, int n, int global_n)

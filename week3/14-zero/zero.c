@@ -34,7 +34,7 @@ static void layout(struct tshmem_zero *z)
 static void allocate(struct tshmem_zero *z, const float *init)
 {
     (void)z; (void)init;
-    TSHMEM_TODO("What each stage keeps", "params (stages 0-2), grads (all, or one layer from stage 2), pshard and gshard (stages 1-3), moments (all, or my shards; Adam only), layer buffers (one for stages 1-2, two for stage 3)");
+    TSHMEM_TODO("What each stage keeps", "params (stages 0-2), grads (all, or one layer from stage 2), gshard (stages 1-3), pshard (stage 3), moments (all, or my shards; Adam only), layer buffers (one for stages 1-2, two for stage 3)");
 }
 
 void tshmem_zero_init(struct tshmem_zero *z, tshmem_team_t team, int n_layers, const int *dims,
