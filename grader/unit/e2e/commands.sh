@@ -35,7 +35,7 @@ bad "session needs a goal" "start takes your goal" session start
 
 "$G" >"$out" 2>&1 </dev/null
 expect "grader with no terminal prints the summary" "$out" "1.1   Initialization & bootstrap" \
-  "3.2   Pipeline-parallel handoff" "0 of 12 chapters done" "Next: grader test 1.1"
+  "3.2   Pipeline-parallel handoff" "0 of 13 chapters done" "Next: grader test 1.1"
 
 # ---- hints: one more each call, counted ------------------------------------------------------
 for i in 1 2 3 4; do "$G" hint 1.3 >"$course/hint$i.txt" 2>&1; done
