@@ -32,7 +32,7 @@ CHAPTERS := 1.1:week1/01-init 1.2:week1/02-symmetric-alloc 1.3:week1/03-put-get 
             1.4:week1/04-barriers 1.5:week1/05-ring \
             2.1:week2/06-buffers 2.2:week2/07-allreduce \
             2.3:week2/08-allgather 2.4:week2/09-overlap 2.5:week2/10-multi-node \
-            3.1:week3/11-moe-alltoall 3.2:week3/12-pipeline \
+            3.1:week3/11-moe-alltoall 3.2:week3/12-pipeline 3.4:week3/14-zero \
             3.5:week3/15-tensor-parallel
 ch_id  = $(word 1,$(subst :, ,$1))
 ch_dir = $(word 2,$(subst :, ,$1))

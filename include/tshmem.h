@@ -267,6 +267,21 @@ double tshmem_pipe_gpipe(tshmem_pipe_t *pipe, struct tshmem_pipe_model *model, l
 double tshmem_pipe_1f1b(tshmem_pipe_t *pipe, struct tshmem_pipe_model *model, long step,
                         int n_micro);
 
+/* ---- 3.4 Reduce-scatter (NVSHMEM: nvshmem_TYPE_sum_reducescatter) --------------------------
+ * source holds team_n_pes x nreduce elements, block i being elements [i * nreduce, (i + 1) *
+ * nreduce); afterwards team PE i holds in dest (nreduce elements) the element-wise sum over the
+ * team of everyone's block i. Both buffers are symmetric and may not overlap (in place is
+ * refused: dest is smaller than source, and the peers are still reading source while dest is
+ * written). Every algorithm adds in a fixed order, so repeated calls give the same bits; calls
+ * may follow each other with no reset. 0 on success. */
+int tshmem_float_sum_reducescatter (tshmem_team_t team, float  *dest, const float  *source, size_t nreduce);
+int tshmem_double_sum_reducescatter(tshmem_team_t team, double *dest, const double *source, size_t nreduce);
+/* The same with the algorithm chosen (course addition): TSHMEM_ALGO_DIRECT (each PE loads its
+ * block from every peer's source and adds them in team order 0, 1, ..., n-1), TSHMEM_ALGO_RING
+ * (partial sums go round the ring: block i is added in the order i+1, i+2, ..., i), or
+ * TSHMEM_ALGO_AUTO (what the two calls above run). Every member passes the same algo. */
+int tshmem_reducescatter(tshmem_team_t team, void *dest, const void *source, size_t nreduce,
+                         enum tshmem_dtype dtype, enum tshmem_algo algo);
 /* ---- 3.5 Tensor parallelism, Megatron-style (course additions) ------------------------------
  * tshmem_team_split_2d is NVSHMEM's (and OpenSHMEM's): the parent's PEs laid out in rows of
  * xrange, row-major; *xaxis_team is my row (parent PEs r*xrange .. r*xrange + xrange - 1, the
