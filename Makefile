@@ -35,6 +35,10 @@ ch_dir = $(word 2,$(subst :, ,$1))
 # GPU chapters: CUDA sources (.cu) built with nvcc against NVSHMEM by `make gpu`, never into
 # libtshmem; their stubs are generated and checked like every other chapter's.
 GPU_CHAPTERS := 3.3:week3/13-gpu
+# Python chapters: a CPython extension module (C) and its Python part, built by `make torch`
+# into build/<variant>/python/tshmem/ against the variant's libtshmem, never into libtshmem.
+PY_CHAPTERS := 3.6:week3/16-pytorch
+PYTHON      ?= /usr/bin/python3
 
 empty :=
 space := $(empty) $(empty)
@@ -51,7 +55,10 @@ HEADERS      := $(wildcard include/*.h)
 SOLUTION_SRC := $(foreach c,$(CHAPTERS),$(wildcard solutions/$(call ch_dir,$c)/*.c))
 GPU_SOLUTION_SRC := $(foreach c,$(GPU_CHAPTERS),$(wildcard solutions/$(call ch_dir,$c)/*.cu \
                     solutions/$(call ch_dir,$c)/*.h))
-STUB_FILES   := $(patsubst solutions/%,build/stubs/%,$(SOLUTION_SRC) $(GPU_SOLUTION_SRC))
+PY_SOLUTION_SRC := $(foreach c,$(PY_CHAPTERS),$(wildcard solutions/$(call ch_dir,$c)/*.[ch] \
+                   solutions/$(call ch_dir,$c)/*.py))
+STUB_FILES   := $(patsubst solutions/%,build/stubs/%,$(SOLUTION_SRC) $(GPU_SOLUTION_SRC) \
+                $(PY_SOLUTION_SRC))
 LIB_OBJS     := $(patsubst solutions/%.c,$(BUILD)/obj/%.o,$(SOLUTION_SRC))
 LIB          := $(BUILD)/lib/libtshmem.a
 PE_PROGS     := $(patsubst grader/pe/%.c,$(BUILD)/bin/%,$(wildcard grader/pe/pe_*.c))
@@ -65,12 +72,13 @@ GRADER       := build/grader/grader
 UNIT_SRC     := $(wildcard grader/unit/*.c)
 UNIT         := build/grader/unit_tests
 STUBGEN      := build/tools/stubgen
+STUBGEN_PY   := build/tools/stubgen-py
 # Stubs are needed only by variants that take a chapter from them.
 NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES))
 
 .SECONDARY:
-.PHONY: book check-book deps-book
-.PHONY: gpu gpu-test gpu-bench gpu-check
+.PHONY: book check-book deps-book deps-torch
+.PHONY: gpu gpu-test gpu-bench gpu-check torch
 .PHONY: all help deps lib pe-programs bench-programs suites grader unit stubs check-stubs week1 \
         week2 week3 test \
         clean print-build-dir print-chapters
@@ -116,6 +124,9 @@ deps:
 deps-book:
 	@tools/install-deps --book
 
+deps-torch:
+	@tools/install-deps --torch
+
 # ---- The runtime library of one variant -------------------------------------------------------
 lib: $(LIB)
 
@@ -127,7 +138,7 @@ $(LIB): $(LIB_OBJS)
 define chapter_rules
 $(BUILD)/obj/$(call ch_dir,$1)/%.o: $(call src_root,$1)/$(call ch_dir,$1)/%.c $(HEADERS) | $(NEEDS_STUBS)
 	@mkdir -p $$(@D)
-	$$(MPICC) $$(CSTD) $$(CFLAGS) $$(WARN) $$(INCLUDE) -c $$< -o $$@
+	$$(MPICC) $$(CSTD) $$(CFLAGS) -fPIC $$(WARN) $$(INCLUDE) -c $$< -o $$@
 endef
 $(foreach c,$(CHAPTERS),$(eval $(call chapter_rules,$c)))
 
@@ -137,6 +148,33 @@ pe-programs: $(PE_PROGS)
 $(BUILD)/bin/%: grader/pe/%.c $(wildcard grader/pe/*.h) $(HEADERS) $(LIB)
 	@mkdir -p $(@D)
 	$(MPICC) $(CSTD) $(CFLAGS) $(WARN) $(INCLUDE) $< $(LIB) -lpthread -lm -o $@
+
+# ---- Chapter 3.6: the Python module tshmem (C extension + Python part) ----------------------
+# -fPIC above lets the static libtshmem go into this shared object. The module is compiled
+# without _POSIX_C_SOURCE on the command line: Python.h sets the feature macros itself.
+PY_SRC_DIR  := $(call src_root,$(PY_CHAPTERS))/$(call ch_dir,$(PY_CHAPTERS))
+PY_OUT      := $(BUILD)/python/tshmem
+TORCH_FILES := $(PY_OUT)/_tshmem.so $(PY_OUT)/__init__.py $(PY_OUT)/ddp.py
+NEEDS_PY_STUBS := $(if $(filter build/stubs/%,$(PY_SRC_DIR)),$(filter build/stubs/$(call \
+                  ch_dir,$(PY_CHAPTERS))/%,$(STUB_FILES)))
+
+torch: $(TORCH_FILES)
+
+$(PY_OUT)/_tshmem.so: $(NEEDS_PY_STUBS) $(wildcard $(PY_SRC_DIR)/*.[ch]) $(HEADERS) $(LIB)
+	@mkdir -p $(@D)
+	@inc=$$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])') && \
+	  [ -f "$$inc/Python.h" ] || { echo "make torch: Python.h is missing: apt-get install" \
+	  "python3-dev (or make deps)" >&2; exit 1; } && \
+	  echo "$(MPICC) -shared ... -o $@" && \
+	  $(MPICC) -std=c11 $(CFLAGS) -fPIC -shared $(WARN) $(INCLUDE) -I$$inc \
+	    $(filter %.c,$^) $(LIB) -lpthread -lm -o $@
+
+$(PY_OUT)/%.py: $(PY_SRC_DIR)/%.py
+	@mkdir -p $(@D)
+	@cp $< $@
+
+# The Python PE program and benchmark start from small C launchers that need the module.
+$(BUILD)/bin/pe_3_6 $(BUILD)/bin/bench_3_6: $(TORCH_FILES)
 
 # ---- Chapter benchmarks, linked against the variant's library -------------------------------
 bench-programs: $(BENCH_PROGS)
@@ -175,6 +213,13 @@ stubs: $(STUB_FILES)
 build/stubs/%: solutions/% $(STUBGEN)
 	@$(STUBGEN) $< $@
 
+$(STUBGEN_PY): tools/stubgen-py.c
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(CFLAGS) -Wall -Wextra -Werror $< -o $@
+
+build/stubs/%.py: solutions/%.py $(STUBGEN_PY)
+	@$(STUBGEN_PY) $< $@
+
 check-stubs: $(STUB_FILES)
 	@tools/check-stubs
 
@@ -209,11 +254,11 @@ week2: deps
 	@$(MAKE) --no-print-directory -s grader suites
 	@$(GRADER) test week2
 
-week3: deps
+week3: deps deps-torch
 	@$(MAKE) --no-print-directory -s grader suites
 	@$(GRADER) test week3
 
-test: deps deps-book
+test: deps deps-book deps-torch
 	@$(MAKE) --no-print-directory -s STRICT=1 grader suites unit stubs $(STUBGEN)
 	@tools/check-site
 	@$(GRADER) selftest
@@ -234,4 +279,4 @@ print-build-dir:
 	@echo $(BUILD)
 
 print-chapters:
-	@printf '%s\n' $(CHAPTERS) $(GPU_CHAPTERS)
+	@printf '%s\n' $(CHAPTERS) $(GPU_CHAPTERS) $(PY_CHAPTERS) | sort -t: -k1,1V
