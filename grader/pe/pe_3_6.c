@@ -4,7 +4,7 @@
  * course, sets PYTHONPATH and becomes Debian's Python (the one python3-torch is installed for):
  * exec keeps the process, so tshrun, MPI and a hang report see the same PE. */
 #define _GNU_SOURCE
-#include <libgen.h>
+#include <libgen.h> /* basename */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,21 +15,29 @@
 
 int main(int argc, char **argv)
 {
-    char exe[PATH_MAX], bin[PATH_MAX], variant[PATH_MAX], root[PATH_MAX], script[PATH_MAX + 32],
-        pypath[PATH_MAX + 16];
+    char exe[PATH_MAX], root[PATH_MAX], script[PATH_MAX + 32], pypath[PATH_MAX + 16];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) {
         perror("pe_3_6: cannot find its own path in /proc/self/exe");
         return 127;
     }
     exe[n] = '\0';
-    snprintf(bin, sizeof bin, "%s", dirname(exe));         /* build/<variant>/bin */
-    snprintf(variant, sizeof variant, "%s", dirname(bin)); /* build/<variant> */
-    snprintf(root, sizeof root, "%s", variant);
-    snprintf(root, sizeof root, "%s", dirname(dirname(root))); /* the course */
+    /* exe is <course>/build/<variant>/bin/<name>: cut at the last four slashes for the
+     * course, at the last two for the variant. */
+    char *cut[4];
+    for (int i = 0; i < 4; i++) {
+        cut[i] = strrchr(exe, '/');
+        if (!cut[i]) {
+            fprintf(stderr, "pe_3_6: %s is not inside build/<variant>/bin/\n", exe);
+            return 127;
+        }
+        *cut[i] = '\0';
+    }
+    snprintf(root, sizeof root, "%s", exe);
+    *cut[3] = *cut[2] = '/';
+    snprintf(pypath, sizeof pypath, "%s/python", exe); /* build/<variant>/python */
     const char *name = strstr(basename(argv[0]), "bench") ? "bench/bench_3_6.py" : "pe/pe_3_6.py";
     snprintf(script, sizeof script, "%s/grader/%s", root, name);
-    snprintf(pypath, sizeof pypath, "%s/python", variant);
     setenv("PYTHONPATH", pypath, 1);
     char **args = calloc((size_t)argc + 2, sizeof *args);
     if (!args)

@@ -155,13 +155,14 @@ PyObject *pymod_alloc_tensor(PyObject *self, PyObject *args)
                             "float32, float64, float16, bfloat16 or an integer type.", dtype);
     if (read_shape(shape, dims, &ndim, dl.bits / 8, &bytes) != 0)
         return NULL;
-    /* BEGIN SOLUTION (Tensors on the heap): an empty tensor owns no memory (as tshmem_malloc(0)); else allocate collectively (zeroed before the exit barrier for zeros), a clear MemoryError when the heap is full, record the allocation, and return the capsule */
-    if (bytes == 0) /* tshmem_malloc(0) is NULL on every PE, with no barrier: nothing to share */
+    char *base = NULL; /* an empty tensor owns no memory: tshmem_malloc(0) is NULL everywhere */
+    /* BEGIN SOLUTION (Tensors on the heap): unless bytes is 0, allocate collectively (zeroed before the exit barrier for zeros), a clear MemoryError when the heap is full, and record the allocation in the list */
+    if (bytes == 0)
         return make_capsule(NULL, dl, ndim, dims, NULL);
     /* calloc zeroes before its exit barrier: a peer that writes into my copy right after
      * zeros() returns can never have its data wiped by my memset. */
     size_t want = bytes;
-    char *base = zero ? tshmem_calloc(1, want) : tshmem_malloc(want);
+    base = zero ? tshmem_calloc(1, want) : tshmem_malloc(want);
     if (!base)
         return PyErr_Format(PyExc_MemoryError,
                             "tshmem.zeros: PE %d: no room for %zu bytes on the symmetric heap "
@@ -173,8 +174,8 @@ PyObject *pymod_alloc_tensor(PyObject *self, PyObject *args)
         return PyErr_NoMemory();
     *a = (struct pymod_alloc){base, want, allocs};
     allocs = a;
-    return make_capsule(base, dl, ndim, dims, NULL);
     /* END SOLUTION */
+    return make_capsule(base, dl, ndim, dims, NULL);
 }
 
 PyObject *pymod_free(PyObject *self, PyObject *args)
@@ -220,14 +221,16 @@ PyObject *pymod_peer(PyObject *self, PyObject *args)
         return PyErr_Format(PyExc_ValueError, "tshmem.peer: PE %d asked for pe %d, but this "
                             "job has %d PEs, numbered 0 to %d.", tshmem_my_pe(), pe,
                             tshmem_n_pes(), tshmem_n_pes() - 1);
-    /* BEGIN SOLUTION (Peer views): check the tensor is on a live allocation, ask tshmem_ptr for its twin on pe (None when off-node), and describe that memory with the tensor's own shape and strides */
-    if (pymod_check_heap("peer", &info) != 0)
-        return NULL;
     if (info.numel == 0) /* nothing to point at: an empty tensor of the same shape */
         return make_capsule(NULL, info.dl, info.ndim, info.shape, info.strides);
-    void *there = tshmem_ptr(info.data, pe);
+    void *there = NULL;
+    /* BEGIN SOLUTION (Peer views): check that the tensor is on a live allocation (a ValueError otherwise), then ask tshmem_ptr for its twin on pe */
+    if (pymod_check_heap("peer", &info) != 0)
+        return NULL;
+    there = tshmem_ptr(info.data, pe);
+    /* END SOLUTION */
     if (!there)
         Py_RETURN_NONE; /* another node: only puts and gets reach it */
+    /* The same shape and strides (in elements) on the peer's copy of the same bytes. */
     return make_capsule(there, info.dl, info.ndim, info.shape, info.strides);
-    /* END SOLUTION */
 }
