@@ -14,7 +14,10 @@ FAILURES = 0
 
 
 def say(kind, text):
-    print(f"pe {ME}: {kind}{' ' if kind else ''}{text}", flush=True)
+    # One write(2) per line: the PEs share tshrun's pipe, and a line written in pieces could be
+    # cut by another PE's line.
+    sys.stdout.flush()
+    os.write(1, f"pe {ME}: {kind}{' ' if kind else ''}{text}\n".encode())
 
 
 def step(text):
