@@ -13,9 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define USAGE "usage: stubgen-py INPUT.py OUTPUT.py\nTurns a solution file into its learner stub.\n"
-#define BEGIN "# BEGIN SOLUTION ("
-#define END "# END SOLUTION"
+#define USAGE    "usage: stubgen-py INPUT.py OUTPUT.py\nTurns a solution file into its learner stub.\n"
+#define BEGIN    "# BEGIN SOLUTION ("
+#define END      "# END SOLUTION"
 #define END_STUB "# END SOLUTION, stub: "
 
 static int fail(const char *path, int line, const char *what)
@@ -72,11 +72,13 @@ int main(int argc, char **argv)
         if (!strncmp(t, BEGIN, strlen(BEGIN))) {
             const char *s = t + strlen(BEGIN), *close = strstr(s, "): ");
             if (open_at)
-                rc = fail(argv[1], n, "BEGIN SOLUTION inside another region; close that one first.");
+                rc =
+                    fail(argv[1], n, "BEGIN SOLUTION inside another region; close that one first.");
             else if (!close || close == s || !close[3])
                 rc = fail(argv[1], n, "write the marker as `# BEGIN SOLUTION (Section): task`.");
             else if (!chapter[0])
-                rc = fail(argv[1], n, "add a line TSHMEM_CHAPTER = \"X.Y\" above the first region.");
+                rc =
+                    fail(argv[1], n, "add a line TSHMEM_CHAPTER = \"X.Y\" above the first region.");
             if (rc)
                 break;
             free(section);
@@ -86,17 +88,21 @@ int main(int argc, char **argv)
             indent = (size_t)(t - line);
             open_at = n;
         } else if (!strncmp(t, END, strlen(END))) {
-            const char *stub = !strncmp(t, END_STUB, strlen(END_STUB)) ? t + strlen(END_STUB) : NULL;
+            const char *stub =
+                !strncmp(t, END_STUB, strlen(END_STUB)) ? t + strlen(END_STUB) : NULL;
             if (!open_at || (!stub && strcmp(t, END)))
-                rc = fail(argv[1], n, "END SOLUTION without BEGIN, or malformed (`# END SOLUTION`"
-                                      " or `# END SOLUTION, stub: CODE`).");
+                rc = fail(argv[1], n,
+                          "END SOLUTION without BEGIN, or malformed (`# END SOLUTION`"
+                          " or `# END SOLUTION, stub: CODE`).");
             else if (indent == 0 || stub)
                 fprintf(out, "%*s# TODO (chapter %s, \"%s\"): %s\n%*s%s%s", (int)indent, "",
                         chapter, section, task, (int)indent, "", stub ? stub : "",
                         stub ? "\n" : "");
             else {
-                fprintf(out, "%*sraise NotImplementedError(\"not written yet (chapter %s, section "
-                        "\\\"", (int)indent, "", chapter);
+                fprintf(out,
+                        "%*sraise NotImplementedError(\"not written yet (chapter %s, section "
+                        "\\\"",
+                        (int)indent, "", chapter);
                 put_escaped(out, section, strlen(section));
                 fputs("\\\"): ", out);
                 put_escaped(out, task, strlen(task));

@@ -119,16 +119,26 @@ def ddp_step(o, n):
         F.mse_loss(theirs(x), y).backward()
         opt2.step()
 
+    alone = mlp()  # the same step with no gradient sync at all: what computing alone costs
+    opt3 = torch.optim.SGD(alone.parameters(), lr=0.01)
+
+    def step_alone():
+        opt3.zero_grad()
+        F.mse_loss(alone(x), y).backward()
+        opt3.step()
+
     iters = o["iters"] or (10 if o["quick"] else 30)
     res = {}
     for impl, fn in (("tshmem", step_ours), ("gloo", step_theirs)):
         res[impl] = measure(fn, iters)
         line("ddp_step", impl, n, nbytes, iters, *res[impl], 2 * (n - 1) / n)
+    res["alone"] = measure(step_alone, iters)
     if tshmem.my_pe() == 0:
         print(f"# ddp_step: {nbytes // 4} parameters in {len(dp.buckets)} buckets of "
               f"{bucket >> 10} KiB; DataParallel {res['tshmem'][0] * 1e3:.2f} ms a step, "
               f"DistributedDataParallel over gloo {res['gloo'][0] * 1e3:.2f} ms "
-              f"({res['gloo'][0] / res['tshmem'][0]:.2f}x)", flush=True)
+              f"({res['gloo'][0] / res['tshmem'][0]:.2f}x), the step with no sync "
+              f"{res['alone'][0] * 1e3:.2f} ms", flush=True)
 
 
 def dist_ddp(bucket):

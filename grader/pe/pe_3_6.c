@@ -47,7 +47,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         args[i + 1] = argv[i];
     execv(PYTHON, args);
-    fprintf(stderr, "pe_3_6: cannot start %s %s: chapter 3.6 needs Debian's Python with "
-            "PyTorch (make deps-torch installs python3-torch).\n", PYTHON, script);
+    fprintf(stderr,
+            "pe_3_6: cannot start %s %s: chapter 3.6 needs Debian's Python with "
+            "PyTorch (make deps-torch installs python3-torch).\n",
+            PYTHON, script);
     return 127;
 }

@@ -74,8 +74,7 @@ static PyObject *make_capsule(void *data, DLDataType dl, int ndim, const int64_t
     if (!d)
         return PyErr_NoMemory();
     (void)data; (void)dl; (void)ndim; (void)shape; (void)strides;
-    /* TODO ("Handing memory to PyTorch"): fill the DLTensor (data, CPU device 0, ndim, dtype, shape, strides in elements, byte offset 0), point manager_ctx and deleter, and wrap it in a capsule named "dltensor" with the destructor */
-    free(d); (void)data, (void)dl, (void)ndim, (void)shape, (void)strides; return NULL;
+    TSHMEM_TODO("Handing memory to PyTorch", "fill the DLTensor (data, CPU device 0, ndim, dtype, shape, strides in elements, byte offset 0), point manager_ctx and deleter, and wrap it in a capsule named \"dltensor\" with the destructor");
 }
 
 /* ---- zeros / empty ------------------------------------------------------------------------- */
