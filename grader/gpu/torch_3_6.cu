@@ -46,7 +46,7 @@ struct alloc {
 
 static struct alloc *allocs;
 static tg_allreduce_t ar;
-static int live, device;
+static int live, device, mpi_owned; /* mpi_owned: init started MPI, finalize ends it */
 
 static PyObject *fail(PyObject *kind, const char *fmt, ...)
 {
@@ -118,6 +118,7 @@ static PyObject *py_init(PyObject *, PyObject *args)
     MPI_Initialized(&up);
     if (!up)
         MPI_Init(NULL, NULL);
+    mpi_owned = !up;
     tg_init();
     TG_CUDA(cudaGetDevice(&device));
     tg_allreduce_create(&ar, (size_t)cap, 32, 512);
@@ -137,6 +138,8 @@ static PyObject *py_finalize(PyObject *, PyObject *)
         allocs = n;
     }
     tg_finalize();
+    if (mpi_owned)
+        MPI_Finalize(); /* mpirun counts a process that ends without it as a failure */
     live = 0;
     Py_RETURN_NONE;
 }
