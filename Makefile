@@ -244,10 +244,11 @@ gpu-test: gpu
 gpu-bench: gpu
 	@tools/gpu-test --impl $(IMPL) --bench || [ $$? -eq 77 ]
 
-# nvcc's compile of every GPU chapter's solution and stub (make test runs it; skipped, with the
-# reason, where nvcc or the NVSHMEM headers are missing).
+# nvcc's compile of every GPU chapter's solution and stub, and of chapter 3.6's GPU module (make
+# test runs it; skipped, with the reason, where nvcc or the NVSHMEM headers are missing).
 gpu-check: $(filter build/stubs/week3/%,$(STUB_FILES))
 	@tools/gpu-env --compile-only solutions/week3/13-gpu build/stubs/week3/13-gpu
+	@tools/gpu-torch --compile-only
 
 # ---- The two commands of the README -----------------------------------------------------------
 week1: deps
