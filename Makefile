@@ -39,6 +39,10 @@ ch_dir = $(word 2,$(subst :, ,$1))
 # GPU chapters: CUDA sources (.cu) built with nvcc against NVSHMEM by `make gpu`, never into
 # libtshmem; their stubs are generated and checked like every other chapter's.
 GPU_CHAPTERS := 3.3:week3/13-gpu
+# Python chapters: a CPython extension module (C) and its Python part, built by `make torch`
+# into build/<variant>/python/tshmem/ against the variant's libtshmem, never into libtshmem.
+PY_CHAPTERS := 3.6:week3/16-pytorch
+PYTHON      ?= /usr/bin/python3
 
 empty :=
 space := $(empty) $(empty)
@@ -55,7 +59,10 @@ HEADERS      := $(wildcard include/*.h)
 SOLUTION_SRC := $(foreach c,$(CHAPTERS),$(wildcard solutions/$(call ch_dir,$c)/*.c))
 GPU_SOLUTION_SRC := $(foreach c,$(GPU_CHAPTERS),$(wildcard solutions/$(call ch_dir,$c)/*.cu \
                     solutions/$(call ch_dir,$c)/*.h))
-STUB_FILES   := $(patsubst solutions/%,build/stubs/%,$(SOLUTION_SRC) $(GPU_SOLUTION_SRC))
+PY_SOLUTION_SRC := $(foreach c,$(PY_CHAPTERS),$(wildcard solutions/$(call ch_dir,$c)/*.[ch] \
+                   solutions/$(call ch_dir,$c)/*.py))
+STUB_FILES   := $(patsubst solutions/%,build/stubs/%,$(SOLUTION_SRC) $(GPU_SOLUTION_SRC) \
+                $(PY_SOLUTION_SRC))
 # Where a chapter's objects go: by the source they come from and the flags (every flag that
 # changes an object belongs in CFLAGS, which names the folder: build/obj/solutions-O2-g/).
 src_tag      = $(if $(filter solutions,$(call src_root,$1)),solutions,$(if $(filter build/stubs,$(call src_root,$1)),stubs,learner))
@@ -75,12 +82,13 @@ GRADER       := build/grader/grader
 UNIT_SRC     := $(wildcard grader/unit/*.c)
 UNIT         := build/grader/unit_tests
 STUBGEN      := build/tools/stubgen
+STUBGEN_PY   := build/tools/stubgen-py
 # Stubs are needed only by variants that take a chapter from them.
 NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES))
 
 .SECONDARY:
-.PHONY: book check-book deps-book
-.PHONY: gpu gpu-test gpu-bench gpu-check
+.PHONY: book check-book deps-book deps-torch
+.PHONY: gpu gpu-test gpu-bench gpu-check torch
 .PHONY: all help deps deps-hosts lib pe-programs bench-programs suites grader unit stubs \
         check-stubs week1 week2 week3 test test-hosts \
         clean print-build-dir print-chapters
@@ -105,7 +113,7 @@ help:
 	@echo "  make lib          build build/<impl>/lib/libtshmem.a (IMPL=learner|solutions)"
 	@echo "  make week2        the same for chapters 2.1-2.5"
 	@echo "  make week3        the same for week 3's chapters (3.3 is skipped, with the reason, without"
-	@echo "                    2 GPUs and NVSHMEM; make gpu builds and runs it)"
+	@echo "                    2 GPUs and NVSHMEM; make gpu builds and runs it); installs PyTorch for 3.6"
 	@echo "  make pe-programs  build the PE-side test programs of a variant (IMPL, REF, STUB)"
 	@echo "  make bench-programs  build the chapter benchmarks of a variant (build/<impl>/bin/bench_*)"
 	@echo "  make suites       build the Criterion test suites (build/grader/suite_*)"
@@ -113,6 +121,8 @@ help:
 	@echo "  make unit         build the grader's own unit tests (build/grader/unit_tests)"
 	@echo "  make stubs        generate every chapter's stub from solutions/ into build/stubs/"
 	@echo "  make check-stubs  check that the committed stubs in week1/ equal a fresh generation"
+	@echo "  make torch        build chapter 3.6's Python module into build/<impl>/python/tshmem; run"
+	@echo "                    with PYTHONPATH=build/<impl>/python tools/tshrun -np N /usr/bin/python3 prog.py"
 	@echo "  make gpu          build chapter 3.3 (CUDA + NVSHMEM) with nvcc into build/gpu/<impl>/;"
 	@echo "                    says why not where nvcc or NVSHMEM is missing"
 	@echo "  make gpu-test     run chapter 3.3's tests (needs 2 GPUs and NVSHMEM; else skipped)"
@@ -124,6 +134,7 @@ help:
 	@echo "  make deps         install missing Debian packages (apt-get, as root or through sudo)"
 	@echo "  make deps-book    the same, with what the book needs"
 	@echo "  make deps-hosts   the same, with what make test-hosts needs (openssh-server)"
+	@echo "  make deps-torch   the same, with PyTorch (Debian's python3-torch, large) for chapter 3.6"
 	@echo "  make clean        remove build/"
 	@echo
 	@echo "Variables: IMPL=learner|solutions, REF=\"1.1 1.2\" (chapters from the reference),"
@@ -137,6 +148,8 @@ deps-book:
 
 deps-hosts:
 	@tools/install-deps --hosts
+deps-torch:
+	@tools/install-deps --torch
 
 # ---- The runtime library of one variant -------------------------------------------------------
 lib: $(LIB)
@@ -149,7 +162,7 @@ $(LIB): $(LIB_OBJS)
 define chapter_rules
 $(call obj_dir,$1)/$(call ch_dir,$1)/%.o: $(call src_root,$1)/$(call ch_dir,$1)/%.c $(HEADERS) | $(NEEDS_STUBS)
 	@mkdir -p $$(@D)
-	$$(MPICC) $$(CSTD) $$(CFLAGS) $$(WARN) $$(INCLUDE) -c $$< -o $$@.$$$$$$$$ && mv -f $$@.$$$$$$$$ $$@
+	$$(MPICC) $$(CSTD) $$(CFLAGS) -fPIC $$(WARN) $$(INCLUDE) -c $$< -o $$@.$$$$$$$$ && mv -f $$@.$$$$$$$$ $$@
 endef
 $(foreach c,$(CHAPTERS),$(eval $(call chapter_rules,$c)))
 
@@ -163,6 +176,33 @@ pe-%: $(BUILD)/bin/pe_%
 $(BUILD)/bin/%: grader/pe/%.c $(wildcard grader/pe/*.h) $(HEADERS) $(LIB)
 	@mkdir -p $(@D)
 	$(MPICC) $(CSTD) $(CFLAGS) $(WARN) $(INCLUDE) $< $(LIB) -lpthread -lm -o $@
+
+# ---- Chapter 3.6: the Python module tshmem (C extension + Python part) ----------------------
+# -fPIC above lets the static libtshmem go into this shared object. The module is compiled
+# without _POSIX_C_SOURCE on the command line: Python.h sets the feature macros itself.
+PY_SRC_DIR  := $(call src_root,$(PY_CHAPTERS))/$(call ch_dir,$(PY_CHAPTERS))
+PY_OUT      := $(BUILD)/python/tshmem
+TORCH_FILES := $(PY_OUT)/_tshmem.so $(PY_OUT)/__init__.py $(PY_OUT)/ddp.py
+NEEDS_PY_STUBS := $(if $(filter build/stubs/%,$(PY_SRC_DIR)),$(filter build/stubs/$(call \
+                  ch_dir,$(PY_CHAPTERS))/%,$(STUB_FILES)))
+
+torch: $(TORCH_FILES)
+
+$(PY_OUT)/_tshmem.so: $(NEEDS_PY_STUBS) $(wildcard $(PY_SRC_DIR)/*.[ch]) $(HEADERS) $(LIB)
+	@mkdir -p $(@D)
+	@inc=$$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])') && \
+	  [ -f "$$inc/Python.h" ] || { echo "make torch: Python.h is missing: apt-get install" \
+	  "python3-dev (or make deps)" >&2; exit 1; } && \
+	  echo "$(MPICC) -shared ... -o $@" && \
+	  $(MPICC) -std=c11 $(CFLAGS) -fPIC -shared $(WARN) $(INCLUDE) -I$$inc \
+	    $(filter %.c,$^) $(LIB) -lpthread -lm -o $@
+
+$(PY_OUT)/%.py: $(PY_SRC_DIR)/%.py
+	@mkdir -p $(@D)
+	@cp $< $@
+
+# The Python PE program and benchmark start from small C launchers that need the module.
+$(BUILD)/bin/pe_3_6 $(BUILD)/bin/bench_3_6: $(TORCH_FILES)
 
 # ---- Chapter benchmarks, linked against the variant's library -------------------------------
 bench-programs: $(BENCH_PROGS)
@@ -201,6 +241,13 @@ stubs: $(STUB_FILES)
 build/stubs/%: solutions/% $(STUBGEN)
 	@$(STUBGEN) $< $@
 
+$(STUBGEN_PY): tools/stubgen-py.c
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(CFLAGS) -Wall -Wextra -Werror $< -o $@
+
+build/stubs/%.py: solutions/%.py $(STUBGEN_PY)
+	@$(STUBGEN_PY) $< $@
+
 check-stubs: $(STUB_FILES)
 	@tools/check-stubs
 
@@ -221,10 +268,11 @@ gpu-test: gpu
 gpu-bench: gpu
 	@tools/gpu-test --impl $(IMPL) --bench || [ $$? -eq 77 ]
 
-# nvcc's compile of every GPU chapter's solution and stub (make test runs it; skipped, with the
-# reason, where nvcc or the NVSHMEM headers are missing).
+# nvcc's compile of every GPU chapter's solution and stub, and of chapter 3.6's GPU module (make
+# test runs it; skipped, with the reason, where nvcc or the NVSHMEM headers are missing).
 gpu-check: $(filter build/stubs/week3/%,$(STUB_FILES))
 	@tools/gpu-env --compile-only solutions/week3/13-gpu build/stubs/week3/13-gpu
+	@tools/gpu-torch --compile-only
 
 # ---- The two commands of the README -----------------------------------------------------------
 week1: deps
@@ -235,12 +283,12 @@ week2: deps
 	@$(MAKE) --no-print-directory -s grader suites
 	@$(GRADER) test week2
 
-week3: deps
+week3: deps deps-torch
 	@$(MAKE) --no-print-directory -s grader suites
 	@$(GRADER) test week3
 
 # Every phase runs, even after one failed, so that one run lists everything that is wrong.
-test: deps deps-book deps-hosts
+test: deps deps-book deps-hosts deps-torch
 	@$(MAKE) --no-print-directory -s STRICT=1 grader suites unit stubs $(STUBGEN)
 	@status=0; tools/check-site || status=1; $(GRADER) selftest || status=1; \
 	  $(MAKE) --no-print-directory -s test-hosts || status=1; exit $$status
@@ -267,4 +315,4 @@ print-build-dir:
 
 # In roadmap order: a CPU chapter after a GPU one (3.4 after 3.3) sorts between the two lists.
 print-chapters:
-	@printf '%s\n' $(CHAPTERS) $(GPU_CHAPTERS) | sort -t: -k1,1V
+	@printf '%s\n' $(CHAPTERS) $(GPU_CHAPTERS) $(PY_CHAPTERS) | sort -t: -k1,1V

@@ -35,7 +35,7 @@ bad "session needs a goal" "start takes your goal" session start
 
 "$G" >"$out" 2>&1 </dev/null
 expect "grader with no terminal prints the summary" "$out" "1.1   Initialization & bootstrap" \
-  "3.2   Pipeline-parallel handoff" "0 of 14 chapters done" "Next: grader test 1.1"
+  "3.2   Pipeline-parallel handoff" "0 of 15 chapters done" "Next: grader test 1.1"
 
 # ---- hints: one more each call, counted ------------------------------------------------------
 for i in 1 2 3 4; do "$G" hint 1.3 >"$course/hint$i.txt" 2>&1; done
@@ -120,7 +120,7 @@ expect "the reference's 1.1 passes, with points" "$out" "9 of 9 tests, 16 of 16 
 [ $rc -eq 0 ] && ok "a passing test exits 0" || not_ok "a passing test exits 0" "exit $rc"
 "$G" session end >"$out" 2>&1
 expect "session end prints the session card" "$out" "### Study session: finish chapter 1.1" \
-  "chapters passed: 1.1 Initialization & bootstrap" "tests fixed: 9" "hints used: 0" "now: 1/14 chapters done"
+  "chapters passed: 1.1 Initialization & bootstrap" "tests fixed: 9" "hints used: 0" "now: 1/15 chapters done"
 expect "the session is kept in progress" .tshmem-progress.json '"goal": "finish chapter 1.1"' '"tests_fixed": 9'
 
 # ---- a regression: 1.1 breaks while working on 1.2 ---------------------------------------------

@@ -63,7 +63,7 @@ grader_pid() { pgrep -P "$(T display -p -t e2e '#{pane_pid}')" -f build/grader/g
 # ---- the roadmap at 80x24 --------------------------------------------------------------------
 terminal 80 24
 dashboard
-on_screen "the roadmap at 80x24" "tshmem: build your own NVSHMEM" "0/14 done" "Code" "Test" "Points" \
+on_screen "the roadmap at 80x24" "tshmem: build your own NVSHMEM" "0/15 done" "Code" "Test" "Points" \
   "Perf" "Doc" "1.1  Initialization & bootstrap" "1.4  Signals, atomics, barriers" \
   "2.2  AllReduce" "3.1  MoE all-to-all dispatch/combine" "3.3  The same patterns on real GPUs" "○ to do" "Enter test" "q quit"
 on_screen "the selected chapter's overview" "Status: to do" "week1/01-init/ (init.c): the stub" \

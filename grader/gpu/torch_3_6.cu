@@ -1,0 +1,381 @@
+/* torch_3_6.cu: chapter 3.6's module on GPUs: torch.cuda tensors on the NVSHMEM heap, and
+ * chapter 3.3's ring allreduce on them, on PyTorch's streams. Built by tools/gpu-torch into
+ * build/gpu/<impl>/python/tshmem_cuda/_tshmem_cuda.so with chapter 3.3's code (the reference or
+ * yours); its Python part is the CPU module's, with CUDA streams.
+ *
+ * What changes from the CPU module (week3/16-pytorch): nvshmem_malloc instead of tshmem_calloc,
+ * (kDLCUDA, device) in the DLPack descriptor, nvshmem_ptr for peers, and the allreduce is
+ * enqueued, not run: allreduce_(t, stream) launches tg_allreduce on PyTorch's current stream,
+ * after the kernels that wrote t, and returns at once. allreduce_start(t, compute, comm) makes
+ * the communication stream wait for the compute stream (an event), launches there, and records
+ * an event that Handle.wait(stream) makes the compute stream wait for: the CPU never blocks.
+ * float32 only (3.3's allreduce sums floats). Errors are Python exceptions with a sentence. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#include "tgpu.h"
+
+enum { DL_CUDA = 2, DL_INT = 0, DL_FLOAT = 2 };
+typedef struct { int32_t device_type, device_id; } DLDevice;
+typedef struct { uint8_t code, bits; uint16_t lanes; } DLDataType;
+typedef struct {
+    void *data;
+    DLDevice device;
+    int32_t ndim;
+    DLDataType dtype;
+    int64_t *shape, *strides;
+    uint64_t byte_offset;
+} DLTensor;
+typedef struct DLManagedTensor {
+    DLTensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+
+#define MAX_DIMS 8
+struct dl_block {
+    DLManagedTensor managed;
+    int64_t shape[MAX_DIMS], strides[MAX_DIMS];
+};
+struct alloc {
+    char *base;
+    size_t bytes;
+    struct alloc *next;
+};
+
+static struct alloc *allocs;
+static tg_allreduce_t ar;
+static int live, device, mpi_owned; /* mpi_owned: init started MPI, finalize ends it */
+
+static PyObject *fail(PyObject *kind, const char *fmt, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    PyErr_SetString(kind, text);
+    return NULL;
+}
+
+#define NEED_LIVE(func)                                                                       \
+    if (!live)                                                                                \
+        return fail(PyExc_RuntimeError, "tshmem_cuda.%s: call tshmem_cuda.init() first.", func)
+
+static void dl_deleter(DLManagedTensor *self)
+{
+    free(self->manager_ctx); /* the descriptor only: the heap is freed by free(), collectively */
+}
+
+static void capsule_destructor(PyObject *capsule)
+{
+    if (PyCapsule_IsValid(capsule, "dltensor")) { /* never consumed */
+        DLManagedTensor *m = (DLManagedTensor *)PyCapsule_GetPointer(capsule, "dltensor");
+        m->deleter(m);
+    }
+}
+
+static PyObject *capsule(void *data, DLDataType dt, int ndim, const int64_t *shape,
+                         const int64_t *strides)
+{
+    struct dl_block *d = (struct dl_block *)calloc(1, sizeof *d);
+    if (!d)
+        return PyErr_NoMemory();
+    DLTensor *t = &d->managed.dl_tensor;
+    *t = DLTensor{data, {DL_CUDA, device}, ndim, dt, d->shape, d->strides, 0};
+    int64_t step = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        d->shape[i] = shape[i];
+        d->strides[i] = strides ? strides[i] : step;
+        step *= shape[i] > 0 ? shape[i] : 1;
+    }
+    d->managed.manager_ctx = d;
+    d->managed.deleter = dl_deleter;
+    PyObject *c = PyCapsule_New(&d->managed, "dltensor", capsule_destructor);
+    if (!c)
+        free(d);
+    return c;
+}
+
+/* The live allocation holding [p, p + bytes), or NULL (an empty range is always fine). */
+static struct alloc *find(const char *p, size_t bytes)
+{
+    for (struct alloc *a = allocs; a; a = a->next)
+        if (p >= a->base && p + bytes <= a->base + a->bytes)
+            return a;
+    return NULL;
+}
+
+static PyObject *py_init(PyObject *, PyObject *args)
+{
+    long long cap = 16 << 20;
+    if (!PyArg_ParseTuple(args, "|L", &cap))
+        return NULL;
+    if (live)
+        return fail(PyExc_RuntimeError, "tshmem_cuda.init: already initialized.");
+    int up = 0;
+    MPI_Initialized(&up);
+    if (!up)
+        MPI_Init(NULL, NULL);
+    mpi_owned = !up;
+    tg_init();
+    TG_CUDA(cudaGetDevice(&device));
+    tg_allreduce_create(&ar, (size_t)cap, 32, 512);
+    live = 1;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_finalize(PyObject *, PyObject *)
+{
+    NEED_LIVE("finalize");
+    TG_CUDA(cudaDeviceSynchronize());
+    tg_allreduce_destroy(&ar);
+    while (allocs) {
+        struct alloc *n = allocs->next;
+        nvshmem_free(allocs->base);
+        free(allocs);
+        allocs = n;
+    }
+    tg_finalize();
+    if (mpi_owned)
+        MPI_Finalize(); /* mpirun counts a process that ends without it as a failure */
+    live = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_my_pe(PyObject *, PyObject *)
+{
+    NEED_LIVE("my_pe");
+    return PyLong_FromLong(nvshmem_my_pe());
+}
+
+static PyObject *py_n_pes(PyObject *, PyObject *)
+{
+    NEED_LIVE("n_pes");
+    return PyLong_FromLong(nvshmem_n_pes());
+}
+
+static PyObject *py_barrier_all(PyObject *, PyObject *)
+{
+    NEED_LIVE("barrier_all");
+    TG_CUDA(cudaDeviceSynchronize()); /* every kernel that writes the heap is done */
+    nvshmem_barrier_all();
+    Py_RETURN_NONE;
+}
+
+/* _alloc(shape, code, bits, zero): a "dltensor" capsule on a new symmetric block. */
+static PyObject *py_alloc(PyObject *, PyObject *args)
+{
+    PyObject *shape;
+    int code, bits, zero;
+    NEED_LIVE("zeros");
+    if (!PyArg_ParseTuple(args, "Oiip", &shape, &code, &bits, &zero))
+        return NULL;
+    int64_t dims[MAX_DIMS];
+    Py_ssize_t ndim = PySequence_Size(shape);
+    if (ndim < 0 || ndim > MAX_DIMS)
+        return fail(PyExc_ValueError, "tshmem_cuda.zeros: a shape of at most %d dims.", MAX_DIMS);
+    size_t bytes = (size_t)bits / 8;
+    for (Py_ssize_t i = 0; i < ndim; i++) {
+        PyObject *o = PySequence_GetItem(shape, i);
+        dims[i] = o ? PyLong_AsLongLong(o) : -1;
+        Py_XDECREF(o);
+        if (dims[i] < 0)
+            return PyErr_Occurred() ? NULL
+                                    : fail(PyExc_ValueError, "tshmem_cuda.zeros: sizes >= 0.");
+        bytes *= (size_t)dims[i];
+    }
+    char *base = NULL;
+    if (bytes > 0) {
+        base = (char *)nvshmem_malloc(bytes); /* collective, same offset on every PE */
+        if (!base)
+            return fail(PyExc_MemoryError, "tshmem_cuda.zeros: PE %d: no room for %zu bytes on "
+                        "the NVSHMEM heap; raise NVSHMEM_SYMMETRIC_SIZE.", nvshmem_my_pe(), bytes);
+        if (zero)
+            TG_CUDA(cudaMemset(base, 0, bytes)); /* on the legacy stream: before any later use */
+        struct alloc *a = (struct alloc *)malloc(sizeof *a);
+        *a = alloc{base, bytes, allocs};
+        allocs = a;
+    }
+    return capsule(base, DLDataType{(uint8_t)code, (uint8_t)bits, 1}, (int)ndim, dims, NULL);
+}
+
+/* The data pointer and byte size of a torch tensor (through its methods). */
+static int tensor_span(PyObject *t, char **data, size_t *bytes, int *contiguous)
+{
+    PyObject *p = PyObject_CallMethod(t, "data_ptr", NULL);
+    PyObject *n = PyObject_CallMethod(t, "numel", NULL);
+    PyObject *e = PyObject_CallMethod(t, "element_size", NULL);
+    PyObject *c = PyObject_CallMethod(t, "is_contiguous", NULL);
+    int ok = p && n && e && c;
+    if (ok) {
+        *data = (char *)PyLong_AsVoidPtr(p);
+        *bytes = (size_t)PyLong_AsLongLong(n) * (size_t)PyLong_AsLongLong(e);
+        *contiguous = PyObject_IsTrue(c);
+    }
+    Py_XDECREF(p), Py_XDECREF(n), Py_XDECREF(e), Py_XDECREF(c);
+    if (!ok && !PyErr_Occurred())
+        fail(PyExc_TypeError, "tshmem_cuda: expected a torch.Tensor.");
+    return ok ? 0 : -1;
+}
+
+static PyObject *py_free(PyObject *, PyObject *args)
+{
+    PyObject *t;
+    char *data;
+    size_t bytes;
+    int contiguous;
+    NEED_LIVE("free");
+    if (!PyArg_ParseTuple(args, "O", &t) || tensor_span(t, &data, &bytes, &contiguous))
+        return NULL;
+    if (bytes == 0)
+        Py_RETURN_NONE;
+    struct alloc **at = &allocs;
+    while (*at && (*at)->base != data)
+        at = &(*at)->next;
+    if (!*at)
+        return fail(PyExc_ValueError, "tshmem_cuda.free: PE %d: this tensor does not start a live "
+                    "allocation of zeros/empty (freed already, a view, or not symmetric).",
+                    nvshmem_my_pe());
+    struct alloc *a = *at;
+    *at = a->next;
+    TG_CUDA(cudaDeviceSynchronize()); /* no kernel may still use the block */
+    nvshmem_free(a->base);
+    free(a);
+    Py_RETURN_NONE;
+}
+
+/* _peer(t, pe, shape, strides, code, bits): the capsule of t as PE pe holds it, or None. */
+static PyObject *py_peer(PyObject *, PyObject *args)
+{
+    PyObject *t, *shape, *strides;
+    int pe, code, bits;
+    char *data;
+    size_t bytes;
+    int contiguous;
+    NEED_LIVE("peer");
+    if (!PyArg_ParseTuple(args, "OiOOii", &t, &pe, &shape, &strides, &code, &bits) ||
+        tensor_span(t, &data, &bytes, &contiguous))
+        return NULL;
+    if (pe < 0 || pe >= nvshmem_n_pes())
+        return fail(PyExc_ValueError, "tshmem_cuda.peer: pe %d: this job has PEs 0 to %d.", pe,
+                    nvshmem_n_pes() - 1);
+    if (bytes && !find(data, bytes))
+        return fail(PyExc_ValueError, "tshmem_cuda.peer: PE %d: the tensor is not on a live "
+                    "symmetric allocation.", nvshmem_my_pe());
+    void *there = bytes ? nvshmem_ptr(data, pe) : NULL;
+    if (bytes && !there)
+        Py_RETURN_NONE; /* not reachable by loads and stores (another node) */
+    int64_t dims[MAX_DIMS], st[MAX_DIMS];
+    Py_ssize_t ndim = PySequence_Size(shape);
+    for (Py_ssize_t i = 0; i < ndim && i < MAX_DIMS; i++) {
+        PyObject *a = PySequence_GetItem(shape, i), *b = PySequence_GetItem(strides, i);
+        dims[i] = PyLong_AsLongLong(a);
+        st[i] = PyLong_AsLongLong(b);
+        Py_XDECREF(a), Py_XDECREF(b);
+    }
+    return capsule(there, DLDataType{(uint8_t)code, (uint8_t)bits, 1}, (int)ndim, dims, st);
+}
+
+/* The checks of both allreduce calls: a contiguous float32 range of a live allocation. */
+static int reducible(const char *func, PyObject *t, char **data, size_t *count)
+{
+    size_t bytes;
+    int contiguous;
+    if (tensor_span(t, data, &bytes, &contiguous))
+        return -1;
+    PyObject *dt = PyObject_GetAttrString(t, "dtype"), *s = dt ? PyObject_Str(dt) : NULL;
+    int is_f32 = s && !strcmp(PyUnicode_AsUTF8(s), "torch.float32");
+    Py_XDECREF(s), Py_XDECREF(dt);
+    if (!is_f32 || !contiguous) {
+        fail(is_f32 ? PyExc_ValueError : PyExc_TypeError, "tshmem_cuda.%s: a contiguous "
+             "float32 tensor, please (chapter 3.3's allreduce sums floats).", func);
+        return -1;
+    }
+    *count = bytes / 4;
+    if (*count > ar.cap) {
+        fail(PyExc_ValueError, "tshmem_cuda.%s: %zu floats, more than the %zu that init(cap) "
+             "prepared for.", func, *count, ar.cap);
+        return -1;
+    }
+    if (bytes && !find(*data, bytes)) {
+        fail(PyExc_ValueError, "tshmem_cuda.%s: PE %d: the tensor is not on a live symmetric "
+             "allocation (tshmem_cuda.zeros).", func, nvshmem_my_pe());
+        return -1;
+    }
+    return 0;
+}
+
+/* allreduce_(t, stream): enqueued on `stream` (torch.cuda.current_stream().cuda_stream). */
+static PyObject *py_allreduce(PyObject *, PyObject *args)
+{
+    PyObject *t;
+    unsigned long long stream;
+    char *data;
+    size_t count;
+    NEED_LIVE("allreduce_");
+    if (!PyArg_ParseTuple(args, "OK", &t, &stream) || reducible("allreduce_", t, &data, &count))
+        return NULL;
+    tg_allreduce(&ar, (float *)data, count, (cudaStream_t)stream);
+    Py_INCREF(t);
+    return t;
+}
+
+/* _start(t, compute, comm) -> an event (as an int) that comm records after the sum. */
+static PyObject *py_start(PyObject *, PyObject *args)
+{
+    PyObject *t;
+    unsigned long long compute, comm;
+    char *data;
+    size_t count;
+    NEED_LIVE("allreduce_start");
+    if (!PyArg_ParseTuple(args, "OKK", &t, &compute, &comm) ||
+        reducible("allreduce_start", t, &data, &count))
+        return NULL;
+    cudaEvent_t ready, done;
+    TG_CUDA(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+    TG_CUDA(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    TG_CUDA(cudaEventRecord(ready, (cudaStream_t)compute)); /* the gradients are written */
+    TG_CUDA(cudaStreamWaitEvent((cudaStream_t)comm, ready, 0));
+    tg_allreduce(&ar, (float *)data, count, (cudaStream_t)comm);
+    TG_CUDA(cudaEventRecord(done, (cudaStream_t)comm));
+    TG_CUDA(cudaEventDestroy(ready)); /* released once recorded work completes */
+    return PyLong_FromVoidPtr((void *)done);
+}
+
+/* _wait(event, stream): the stream waits for the event (the CPU does not), then it is freed. */
+static PyObject *py_wait(PyObject *, PyObject *args)
+{
+    PyObject *ev;
+    unsigned long long stream;
+    if (!PyArg_ParseTuple(args, "OK", &ev, &stream))
+        return NULL;
+    cudaEvent_t done = (cudaEvent_t)PyLong_AsVoidPtr(ev);
+    TG_CUDA(cudaStreamWaitEvent((cudaStream_t)stream, done, 0));
+    TG_CUDA(cudaEventDestroy(done));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"init", py_init, METH_VARARGS, "init(cap=16M floats): MPI, NVSHMEM, the allreduce."},
+    {"finalize", py_finalize, METH_NOARGS, "finalize()"},
+    {"my_pe", py_my_pe, METH_NOARGS, "my_pe()"},
+    {"n_pes", py_n_pes, METH_NOARGS, "n_pes()"},
+    {"barrier_all", py_barrier_all, METH_NOARGS, "barrier_all(): device idle, then all PEs."},
+    {"_alloc", py_alloc, METH_VARARGS, "_alloc(shape, code, bits, zero) -> capsule"},
+    {"free", py_free, METH_VARARGS, "free(t) (collective)"},
+    {"_peer", py_peer, METH_VARARGS, "_peer(t, pe, shape, strides, code, bits)"},
+    {"_allreduce", py_allreduce, METH_VARARGS, "_allreduce(t, stream)"},
+    {"_start", py_start, METH_VARARGS, "_start(t, compute_stream, comm_stream) -> event"},
+    {"_wait", py_wait, METH_VARARGS, "_wait(event, stream)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_tshmem_cuda",
+                                        "tshmem's PyTorch module on GPUs (NVSHMEM).", -1, methods};
+
+PyMODINIT_FUNC PyInit__tshmem_cuda(void)
+{
+    return PyModule_Create(&module_def);
+}

@@ -1,0 +1,176 @@
+"""torch_3_6.py: chapter 3.6's module on GPUs (tshmem_cuda), one process per GPU (tools/gpu-torch).
+
+Checks, as "PASS name" / "FAIL name: why" lines: tensors on the NVSHMEM heap (torch.cuda,
+through DLPack kDLCUDA), peer views, the allreduce on PyTorch's stream, DataParallel driving it
+for 30 steps against one process (the CPU chapter's bound, u = 2^-24). Then, as bench lines,
+the allreduce against torch.distributed over NCCL (CUDA events, per call) and a training step
+against DistributedDataParallel over NCCL. On 1 GPU the allreduce of 3.3 has nothing to do
+(n_pes = 1 returns at once) and NCCL's is a local copy: the figures are then launch costs only.
+"""
+import copy
+import os
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+import tshmem_cuda as ts
+
+failures = 0
+
+
+def report(name, ok, why=""):
+    global failures
+    failures += not ok
+    if ts.my_pe() == 0 or not ok:
+        print(f"{'PASS' if ok else 'FAIL'} {name}{'' if ok else ': ' + why}", flush=True)
+
+
+def tensors(me, n):
+    t = ts.zeros((4, 256))
+    ok = t.is_cuda and t.device.index == torch.cuda.current_device() and bool((t == 0).all())
+    t[0] = me + 1.0  # a kernel of PyTorch's writes the NVSHMEM heap
+    ts.barrier_all()
+    for p in range(n):
+        v = ts.peer(t, p)
+        ok = ok and v is not None and float(v[0, 0]) == p + 1.0
+    ts.barrier_all()
+    ts.free(t)
+    report("tensors_on_the_nvshmem_heap", ok, "zeros/peer on the GPU heap read wrong values")
+
+
+def allreduce(me, n):
+    ok = True
+    for count in (1, 1000, 1 << 20):
+        x = ts.zeros(count)
+        x.fill_(me + 1.0)
+        ts.allreduce_(x)
+        y = ts.zeros(count)
+        y.fill_(1.0)
+        ts.allreduce_start(y).wait()
+        torch.cuda.synchronize()
+        ok = ok and bool((x == n * (n + 1) / 2).all()) and bool((y == n).all())
+        ts.free(y)
+        ts.free(x)
+    report("allreduce_on_the_current_stream", ok, "a sum is wrong")
+
+
+def train(me, n, steps=30):
+    B, u = 24, 2.0 ** -24
+    torch.manual_seed(100 + me)
+    net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 32),
+                              torch.nn.Tanh(), torch.nn.Linear(32, 4)).cuda()
+    dp = ts.DataParallel(net, bucket_bytes=2048)
+    one = copy.deepcopy(net)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    bound, worst, b = 2 * (B + n + 3 * 34), 0.0, B // n
+    for step in range(steps):
+        g = torch.Generator().manual_seed(1000 + step)
+        x = torch.randn(B, 16, generator=g).cuda()
+        y = torch.sin(x[:, :4] * 2.0)
+        one.load_state_dict(net.state_dict())
+        scale = [torch.zeros_like(p) for p in one.parameters()]
+        for i in range(B):
+            one.zero_grad()
+            F.mse_loss(one(x[i:i + 1]), y[i:i + 1]).backward()
+            for s, p in zip(scale, one.parameters()):
+                s += p.grad.abs() / B
+        one.zero_grad()
+        F.mse_loss(one(x), y).backward()
+        F.mse_loss(dp(x[me * b:(me + 1) * b]), y[me * b:(me + 1) * b]).backward()
+        dp.synchronize()
+        for p, q, s in zip(net.parameters(), one.parameters(), scale):
+            r = ((p.grad - q.grad).abs().double() / (u * s.double()).clamp_min(1e-300)).max()
+            worst = max(worst, float(r))
+        opt.step()
+    torch.cuda.synchronize()
+    report("data_parallel_matches_one_process", worst <= bound,
+           f"a gradient is {worst:.1f} u S from one process's, more than {bound}")
+    if me == 0:
+        print(f"# train: worst gradient difference {worst:.2f} u S (bound {bound})", flush=True)
+
+
+def timed(fn, iters=20):
+    for _ in range(3):
+        fn()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    ts.barrier_all()
+    start.record()
+    for _ in range(iters):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) * 1000.0 / iters  # microseconds per call
+
+
+def bench(me, n):
+    path = f"/tmp/tshmem-nccl-{os.environ.get('OMPI_COMM_WORLD_JOBID', os.getppid())}"
+    if me == 0 and os.path.exists(path):
+        os.unlink(path)
+    ts.barrier_all()
+    dist.init_process_group("nccl", init_method=f"file://{path}", rank=me, world_size=n)
+    size = 4 << 10
+    while size <= 256 << 20:
+        mine, theirs = ts.zeros(size // 4), torch.zeros(size // 4, device="cuda")
+        for impl, fn in (("tshmem", lambda: ts.allreduce_(mine)),
+                         ("nccl", lambda: dist.all_reduce(theirs))):
+            us = timed(fn)
+            if me == 0:
+                alg = size / us / 1e3
+                print(f"bench op=allreduce impl={impl} pes={n} bytes={size} iters=20 "
+                      f"median_us={us:.1f} min_us={us:.1f} max_us={us:.1f} algbw_GBps={alg:.2f} "
+                      f"busbw_GBps={alg * 2 * (n - 1) / n:.2f}", flush=True)
+        ts.free(mine)
+        size *= 4
+    torch.manual_seed(0)
+
+    def mlp():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Linear(1024, 2048), torch.nn.ReLU(),
+                                   torch.nn.Linear(2048, 1024)).cuda()
+
+    ours, theirs = mlp(), torch.nn.parallel.DistributedDataParallel(mlp())
+    dp = ts.DataParallel(ours, bucket_bytes=4 << 20)
+    x, y = torch.randn(64, 1024, device="cuda"), torch.randn(64, 1024, device="cuda")
+    o1 = torch.optim.SGD(ours.parameters(), lr=0.01)
+    o2 = torch.optim.SGD(theirs.parameters(), lr=0.01)
+
+    def step_ours():
+        F.mse_loss(dp(x), y).backward()
+        dp.synchronize()
+        o1.step()
+
+    def step_theirs():
+        o2.zero_grad()
+        F.mse_loss(theirs(x), y).backward()
+        o2.step()
+
+    nbytes = sum(p.numel() * 4 for p in ours.parameters())
+    for impl, fn in (("tshmem", step_ours), ("nccl", step_theirs)):
+        us = timed(fn)
+        if me == 0:
+            print(f"bench op=ddp_step impl={impl} pes={n} bytes={nbytes} iters=20 "
+                  f"median_us={us:.1f} min_us={us:.1f} max_us={us:.1f} algbw_GBps=0 "
+                  f"busbw_GBps=0", flush=True)
+    dist.destroy_process_group()
+    if me == 0:
+        os.unlink(path)
+
+
+def main():
+    ts.init(64 << 20)  # floats: the largest allreduce of the benchmark (256 MiB)
+    me, n = ts.my_pe(), ts.n_pes()
+    if me == 0:
+        print(f"# {n} PE(s), {torch.cuda.get_device_name()}, torch {torch.__version__}",
+              flush=True)
+    tensors(me, n)
+    allreduce(me, n)
+    train(me, n)
+    bench(me, n)
+    ts.finalize()
+    raise SystemExit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
