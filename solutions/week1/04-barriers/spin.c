@@ -56,6 +56,9 @@ static void maybe_warn(struct tshmem_spin *spin)
 
 void tshmem_spin_pause(struct tshmem_spin *spin)
 {
+    /* Across nodes (chapter 2.5), the word we wait for is set by a request that arrives by
+     * message: take it ourselves rather than wait for the proxy thread to be scheduled. */
+    tshmem_offnode_progress();
     unsigned long n = ++spin->spins;
     if (n < SPIN_PAUSES) {
         cpu_pause();
