@@ -192,10 +192,10 @@ static void train_bench(const struct bench_opts *o, int n)
 static void link_sweep(const struct bench_opts *o, int n, const char *link)
 {
     int width = o->quick ? 512 : 1024, layers = 4,
-        per_pe = 32; /* compute that the link can hide behind */
+        per_pe = 1;
     int dims[] = {16, width, width, width, N_CLASSES};
     static const size_t caps[] = {0, 256u << 10, 1u << 20, 2u << 20, 64u << 20};
-    int iters = o->iters > 0 ? o->iters : o->quick ? 6 : 20;
+    int iters = o->iters > 0 ? o->iters : o->quick ? 20 : 40;
     for (size_t k = 0; k < sizeof caps / sizeof caps[0]; k++) {
         struct train_ctx c = {.n_local = per_pe, .global_n = per_pe * n};
         tshmem_ddp_init(&c.ddp[0], TSHMEM_TEAM_WORLD, layers, dims, 1, caps[k], 0);
