@@ -191,8 +191,7 @@ static void train_bench(const struct bench_opts *o, int n)
  *     step_overlap_us=.. comm_us=.. hidden=.. */
 static void link_sweep(const struct bench_opts *o, int n, const char *link)
 {
-    int width = o->quick ? 512 : 1024, layers = 4,
-        per_pe = 1;
+    int width = o->quick ? 512 : 1024, layers = 4, per_pe = 1;
     int dims[] = {16, width, width, width, N_CLASSES};
     static const size_t caps[] = {0, 256u << 10, 1u << 20, 2u << 20, 64u << 20};
     int iters = o->iters > 0 ? o->iters : o->quick ? 20 : 40;
