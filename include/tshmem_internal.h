@@ -203,6 +203,10 @@ void tshmem_offnode_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int 
 uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, uint64_t cond,
                             int pe);
 void tshmem_offnode_quiet(void);
+/* Serves the off-node requests that have arrived for this PE, if no other thread of ours is
+ * doing so; a no-op on one node. Every wait loop calls it through tshmem_spin_pause, so a PE
+ * that waits takes its requests without waiting for its proxy thread (provided). */
+void tshmem_offnode_progress(void);
 /* Called by tshmem_init after the heap exists: starts the proxy thread when some PE is on
  * another node (provided). */
 void tshmem_transport_start(void);

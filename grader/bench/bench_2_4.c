@@ -12,6 +12,14 @@
  *   # overlap impl=.. step_no_overlap_us=.. step_overlap_us=.. comm_us=.. hidden=..
  * with hidden = (t_no_overlap - t_overlap) / t_comm: the fraction of the communication that
  * the overlap took off the step (1: all of it; 0 or less: none).
+ *
+ * On one node the communication is done by the same cores and memory bus as the compute, so
+ * overlap hides little. Across virtual nodes with a network model, it waits on the link:
+ *   TSHMEM_PES_PER_NODE=1 TSHMEM_LINK=12.5GB/s,5us tools/tshrun -np 2 \
+ *       build/solutions/bin/bench_2_4 --op overlap_link
+ * runs, instead of the training step above, the step with and without overlap for bucket
+ * caps of one layer, 256 KiB, 1 MiB, 2 MiB and everything in one bucket ("# overlap_link"
+ * lines, the hidden fraction for each).
  *   make bench-programs IMPL=solutions && tools/tshrun -np 2 build/solutions/bin/bench_2_4
  */
 #include "bench.h"
@@ -70,7 +78,7 @@ static void nb_check(const struct nb_ctx *c, const float *out, int n, const char
 enum mode { NO_OVERLAP, OVERLAP, MPI_NO_OVERLAP, MPI_OVERLAP, COMM_TSHMEM, COMM_MPI };
 
 struct train_ctx {
-    struct tshmem_ddp ddp[2]; /* [0] no overlap, [1] bucketed overlap: tshmem's own step */
+    struct tshmem_ddp ddp[2];    /* [0] no overlap, [1] bucketed overlap: tshmem's own step */
     struct tshmem_mlp mpi_model; /* the same model, stepped with MPI's allreduces */
     MPI_Request req[TSHMEM_MLP_MAX_LAYERS];
     float *x;
@@ -120,8 +128,7 @@ static void train_run(void *p, int iter)
         break;
     }
     case COMM_MPI:
-        MPI_Allreduce(MPI_IN_PLACE, m->grads, (int)m->n_params, MPI_FLOAT, MPI_SUM,
-                      MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, m->grads, (int)m->n_params, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         break;
     }
 }
@@ -141,16 +148,16 @@ static void train_bench(const struct bench_opts *o, int n)
     tshmem_mlp_init(&c.mpi_model, layers, dims, 1, mpi_grads);
     c.x = malloc((size_t)c.n_local * (size_t)dims[0] * sizeof(float));
     c.y = malloc((size_t)c.n_local * sizeof(int));
-    tshmem_spiral_data(c.x, c.y, (long)tshmem_my_pe() * c.n_local, c.n_local, dims[0],
-                       N_CLASSES, 3);
+    tshmem_spiral_data(c.x, c.y, (long)tshmem_my_pe() * c.n_local, c.n_local, dims[0], N_CLASSES,
+                       3);
     int iters = o->iters > 0 ? o->iters : o->quick ? 10 : 40;
     static const struct {
         const char *op, *impl;
         enum mode mode;
     } runs[] = {
-        {"grad_allreduce", "tshmem", COMM_TSHMEM},   {"grad_allreduce", "mpi", COMM_MPI},
-        {"train_no_overlap", "tshmem", NO_OVERLAP},  {"train_no_overlap", "mpi", MPI_NO_OVERLAP},
-        {"train_overlap", "tshmem", OVERLAP},        {"train_overlap", "mpi", MPI_OVERLAP},
+        {"grad_allreduce", "tshmem", COMM_TSHMEM},  {"grad_allreduce", "mpi", COMM_MPI},
+        {"train_no_overlap", "tshmem", NO_OVERLAP}, {"train_no_overlap", "mpi", MPI_NO_OVERLAP},
+        {"train_overlap", "tshmem", OVERLAP},       {"train_overlap", "mpi", MPI_OVERLAP},
     };
     double t[6] = {0};
     double factor = n > 1 ? 2.0 * (n - 1) / n : 1.0;
@@ -165,8 +172,8 @@ static void train_bench(const struct bench_opts *o, int n)
     if (tshmem_my_pe() == 0 && !o->only)
         for (int k = 0; k < 2; k++)
             printf("# overlap impl=%s pes=%d buckets=%d grad_bytes=%zu step_no_overlap_us=%.0f "
-                   "step_overlap_us=%.0f comm_us=%.0f hidden=%.2f\n", k ? "mpi" : "tshmem", n,
-                   c.ddp[1].n_buckets, bytes, t[2 + k], t[4 + k], t[k],
+                   "step_overlap_us=%.0f comm_us=%.0f hidden=%.2f\n",
+                   k ? "mpi" : "tshmem", n, c.ddp[1].n_buckets, bytes, t[2 + k], t[4 + k], t[k],
                    t[k] > 0 ? (t[2 + k] - t[4 + k]) / t[k] : 0);
     fflush(stdout);
     tshmem_ddp_free(&c.ddp[0]);
@@ -177,6 +184,44 @@ static void train_bench(const struct bench_opts *o, int n)
     free(c.y);
 }
 
+/* Across virtual nodes with a link model (TSHMEM_PES_PER_NODE and TSHMEM_LINK set, see the
+ * top of this file): the step with and without overlap for several bucket sizes. There the
+ * communication waits on the link, not on a CPU, so overlap can hide it. One line each:
+ *   # overlap_link link=.. pes=.. bucket_cap=.. buckets=.. step_no_overlap_us=..
+ *     step_overlap_us=.. comm_us=.. hidden=.. */
+static void link_sweep(const struct bench_opts *o, int n, const char *link)
+{
+    int width = o->quick ? 512 : 1024, layers = 4, per_pe = 1;
+    int dims[] = {16, width, width, width, N_CLASSES};
+    static const size_t caps[] = {0, 256u << 10, 1u << 20, 2u << 20, 64u << 20};
+    int iters = o->iters > 0 ? o->iters : o->quick ? 20 : 40;
+    for (size_t k = 0; k < sizeof caps / sizeof caps[0]; k++) {
+        struct train_ctx c = {.n_local = per_pe, .global_n = per_pe * n};
+        tshmem_ddp_init(&c.ddp[0], TSHMEM_TEAM_WORLD, layers, dims, 1, caps[k], 0);
+        tshmem_ddp_init(&c.ddp[1], TSHMEM_TEAM_WORLD, layers, dims, 1, caps[k], 1);
+        c.x = malloc((size_t)c.n_local * (size_t)dims[0] * sizeof(float));
+        c.y = malloc((size_t)c.n_local * sizeof(int));
+        tshmem_spiral_data(c.x, c.y, (long)tshmem_my_pe() * c.n_local, c.n_local, dims[0],
+                           N_CLASSES, 3);
+        double t[3];
+        static const enum mode modes[] = {COMM_TSHMEM, NO_OVERLAP, OVERLAP};
+        for (int i = 0; i < 3; i++) {
+            c.mode = modes[i];
+            t[i] = bench_measure((struct bench_fn){NULL, train_run, &c}, iters).median_us;
+        }
+        if (tshmem_my_pe() == 0)
+            printf("# overlap_link link=%s pes=%d bucket_cap=%zu buckets=%d "
+                   "step_no_overlap_us=%.0f step_overlap_us=%.0f comm_us=%.0f hidden=%.2f\n",
+                   link, n, caps[k], c.ddp[1].n_buckets, t[1], t[2], t[0],
+                   t[0] > 0 ? (t[1] - t[2]) / t[0] : 0);
+        fflush(stdout);
+        tshmem_ddp_free(&c.ddp[0]);
+        tshmem_ddp_free(&c.ddp[1]);
+        free(c.x);
+        free(c.y);
+    }
+}
+
 int main(int argc, char **argv)
 {
     struct bench_opts o = bench_args(argc, argv);
@@ -185,7 +230,8 @@ int main(int argc, char **argv)
     int me = tshmem_my_pe(), n = tshmem_n_pes();
     size_t max_count = o.max_bytes / sizeof(float) + 1;
     struct nb_ctx c = {.buf = tshmem_malloc(max_count * sizeof(float)),
-                       .mbuf = malloc(max_count * sizeof(float)), .me = me};
+                       .mbuf = malloc(max_count * sizeof(float)),
+                       .me = me};
     double factor = n > 1 ? 2.0 * (n - 1) / n : 1.0;
     size_t sizes[64];
     int n_sizes = bench_wanted(&o, "allreduce_nb") ? bench_sizes(&o, sizes, 64) : 0;
@@ -206,7 +252,14 @@ int main(int argc, char **argv)
     }
     tshmem_free(c.buf);
     free(c.mbuf);
-    train_bench(&o, n);
+    const char *link = getenv("TSHMEM_LINK");
+    int split = 0; /* some PE on another (virtual) node than PE 0 */
+    for (int pe = 0; pe < n; pe++)
+        split |= tshmem_ptr(c.buf, pe) == NULL;
+    if (split && link && *link && bench_wanted(&o, "overlap_link"))
+        link_sweep(&o, n, link);
+    else
+        train_bench(&o, n);
     tshmem_barrier_all();
     tshmem_finalize();
     return 0;

@@ -166,8 +166,7 @@ static int parse_opts(int argc, char **argv, const char **id, struct bench_opts 
         } else if (!strcmp(argv[i], "--impl") && i + 1 < argc) {
             const char *impl = argv[++i];
             if (strcmp(impl, "learner") && strcmp(impl, "solutions")) {
-                fprintf(stderr, "grader bench: --impl is learner or solutions, not '%s'.\n",
-                        impl);
+                fprintf(stderr, "grader bench: --impl is learner or solutions, not '%s'.\n", impl);
                 return 2;
             }
             o->ref_only = !strcmp(impl, "solutions");
@@ -209,9 +208,9 @@ static void plot(const struct course *c, const char *csv, const struct bench_set
         for (int k = 0; k < 2; k++) {
             char path[4400], *log = NULL;
             snprintf(path, sizeof path, "%.*s-%s.%s", (int)stem, csv, b->op, k ? "png" : "svg");
-            char *argv[] = {"bash",     "tools/plot-bench", (char *)csv, path,    "--op",
-                            opname,     "--y",              "busbw_GBps", "--series", "run,impl",
-                            "--title",  title,              NULL};
+            char *argv[] = {"bash", "tools/plot-bench", (char *)csv, path,       "--op",    opname,
+                            "--y",  "busbw_GBps",       "--series",  "run,impl", "--title", title,
+                            NULL};
             if (run_quiet(c, argv, &log) == 0)
                 drawn++;
             else if (!failed++)
@@ -256,7 +255,7 @@ static int check_pairs(const struct bench_set *set)
 /* One chapter's benchmark: the reference, then (unless ref_only) your code. 0 when every run
  * that was asked for printed its figures. */
 static int bench_chapter(const struct course *c, const struct chapter *ch,
-                         const struct bench_opts *op)
+                         const struct bench_opts *op, FILE *worst)
 {
     struct bench_opts o = *op;
     char src[4300], *why = NULL;
@@ -286,7 +285,8 @@ static int bench_chapter(const struct course *c, const struct chapter *ch,
         mine = grader_stop ? NULL : bench_program(c, ch, "learner", &o, &why);
         if (!mine && !grader_stop)
             printf("  your code does not build, so only the reference and MPI are measured:\n"
-                   "%s\n", why ? why : "");
+                   "%s\n",
+                   why ? why : "");
         free(why);
         struct progress p;
         progress_open(&p, c, 0);
@@ -318,6 +318,12 @@ static int bench_chapter(const struct course *c, const struct chapter *ch,
         if (notes[i])
             printf("\nMore figures from %s:\n%s", i ? "your code's run" : "the reference run",
                    notes[i]);
+    printf("\nWorst ratio against the baseline, per operation (above 1: faster; the speed "
+           "column's ref/base, yours/base):\n");
+    if (bench_worst(stdout, ch->id, set) == 0)
+        printf("  (no operation of this chapter has a baseline)\n");
+    if (worst)
+        bench_worst(worst, ch->id, set);
     struct bench_best best = bench_best(set);
     char csv[4300], stamp[32];
     time_stamp(time(NULL), stamp, sizeof stamp);
@@ -353,25 +359,34 @@ int cmd_bench(const struct course *c, int argc, char **argv)
     if (id && !strcmp(id, "all")) {
         /* Every available chapter that has a benchmark, in course order. */
         int ran = 0, bad = 0;
-        char src[4300];
+        char src[4300], *worst = NULL;
+        size_t worst_len = 0;
+        FILE *w = open_memstream(&worst, &worst_len);
         for (int i = 0; i < c->n && !grader_stop; i++) {
             const struct chapter *ch = &c->chapters[i];
             if (!ch->available || (!o.fixture && !chapter_bench_source(c, ch, src, sizeof src)))
                 continue;
             if (ran++)
                 printf("\n");
-            if (bench_chapter(c, ch, &o) != 0) {
+            if (bench_chapter(c, ch, &o, w) != 0) {
                 bad++;
                 printf("Chapter %s: the benchmark did not complete.\n", ch->id);
             }
         }
-        if (grader_stop)
+        if (w)
+            fclose(w);
+        if (grader_stop) {
+            free(worst);
             return stop_status();
+        }
+        if (worst && worst_len)
+            printf("\nWorst ratio against the baseline, per operation, every chapter:\n%s", worst);
+        free(worst);
         printf("\n%d chapter benchmarks run, %d did not complete.\n", ran, bad);
         return bad ? 1 : 0;
     }
     const struct chapter *ch = chapter_arg(c, "bench", id);
     if (!ch)
         return 2;
-    return bench_chapter(c, ch, &o);
+    return bench_chapter(c, ch, &o, NULL);
 }

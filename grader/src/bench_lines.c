@@ -177,6 +177,54 @@ void bench_table(FILE *out, const struct bench_set *s)
                  "latencies.\n");
 }
 
+/* The worst of `run`'s ratios against the baseline for op over every size: 0 if none. */
+static double worst_of(const struct bench_set *s, const char *run, const char *op, size_t *at)
+{
+    double worst = 0;
+    for (int i = 0; i < s->n; i++) {
+        const struct bench_line *b = &s->lines[i];
+        if (strcmp(b->run, run) || strcmp(b->impl, "tshmem") || strcmp(b->op, op))
+            continue;
+        const struct bench_line *m = find(s, "", op, b->bytes, 1);
+        double r = speed(b, m);
+        if (r > 0 && (worst == 0 || r < worst)) {
+            worst = r;
+            *at = b->bytes;
+        }
+    }
+    return worst;
+}
+
+int bench_worst(FILE *out, const char *chapter, const struct bench_set *s)
+{
+    int lines = 0;
+    for (int i = 0; i < s->n; i++) {
+        const struct bench_line *first = &s->lines[i];
+        int seen = 0;
+        for (int j = 0; j < i; j++)
+            seen |= !strcmp(s->lines[j].op, first->op);
+        if (seen)
+            continue;
+        size_t ref_at = 0, your_at = 0;
+        double ref = worst_of(s, "reference", first->op, &ref_at);
+        double yours = worst_of(s, "yours", first->op, &your_at);
+        if (ref == 0 && yours == 0)
+            continue; /* no baseline for this operation */
+        const char *base = find(s, "", first->op, ref_at ? ref_at : your_at, 1)->impl;
+        int slower = (ref > 0 && ref < 1) || (yours > 0 && yours < 1);
+        char t[4][32];
+        fprintf(out, "  %-4s %-22s %2d PEs  reference %6s at %-8s  yours %6s at %-8s%s%s\n",
+                chapter, first->op, first->pes, num(ref, "%.2fx", t[0], 32),
+                ref > 0 ? size_text(ref_at, t[1], 32) : "-", num(yours, "%.2fx", t[2], 32),
+                yours > 0 ? size_text(your_at, t[3], 32) : "-", slower ? "  slower than " : "",
+                !slower                ? ""
+                : !strcmp(base, "mpi") ? "MPI"
+                                       : base);
+        lines++;
+    }
+    return lines;
+}
+
 int bench_csv(const char *path, const char *chapter, const struct bench_set *s)
 {
     FILE *f = fopen(path, "w");

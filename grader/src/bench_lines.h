@@ -40,6 +40,10 @@ struct bench_best bench_best(const struct bench_set *set);
 /* A table per operation: size, latency and bus bandwidth of yours / reference / baseline,
  * and the ratios yours/reference and reference/baseline. */
 void bench_table(FILE *out, const struct bench_set *set);
+/* For every operation that has a baseline, one line: the worst ratio against it over every
+ * size (below 1: slower), for the reference and for yours, and the size where it happens.
+ * Returns how many lines it printed. */
+int bench_worst(FILE *out, const char *chapter, const struct bench_set *set);
 /* Every line as CSV; 0 or -1. */
 int bench_csv(const char *path, const char *chapter, const struct bench_set *set);
 

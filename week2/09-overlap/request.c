@@ -16,6 +16,7 @@
 #define TSHMEM_CHAPTER "2.4"
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "tshmem_internal.h"
 
@@ -26,6 +27,7 @@ static struct {
     pthread_cond_t done;  /* broadcast when a request is done */
     struct tshmem_request *head, *tail; /* queued, not yet taken by the thread */
     int started;          /* the thread runs */
+    int running;          /* a request taken off the queue is being carried out */
     int stop;             /* tshmem_finalize asks it to end */
     pthread_t thread;
     struct tshmem_request pool[TSHMEM_MAX_REQUESTS];
@@ -68,6 +70,11 @@ static struct tshmem_request *request_check(const char *func, tshmem_request_t *
 
 static void *progress_main(void *arg);
 
+/* Requests up to GRACE_BYTES are left GRACE_NS to the program's tshmem_wait before the
+ * progress thread takes them (see progress_main). */
+#define GRACE_BYTES ((size_t)16 << 10)
+#define GRACE_NS 50000
+
 /* Provided: hands r back to the pool. Called with the lock held. */
 static void request_release(struct tshmem_request *r)
 {
@@ -95,6 +102,14 @@ static void request_queue(struct tshmem_request *r)
     (void)r;
     TSHMEM_TODO("The progress thread", "append r to the queue (head, tail, next) and wake the thread");
     pthread_mutex_unlock(&nb.lock);
+}
+
+/* Takes the request at the head of the queue and carries it out, without the lock while it
+ * runs (the program may start, test or wait meanwhile). Called with the lock held, by the
+ * progress thread or by a program thread that waits (tshmem_wait). */
+static inline void run_head(void)
+{
+    TSHMEM_TODO("The progress thread", "take the head request off the queue, run it without the lock (nb.running set meanwhile), then mark it done, wake the waiters, and wake the thread if more is queued");
 }
 
 static void *progress_main(void *arg)

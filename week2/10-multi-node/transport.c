@@ -7,7 +7,8 @@
  * that a word is never updated by two atomicity domains. NVSHMEM does the same for
  * InfiniBand with its proxy thread (IBRC).
  *
- *   put     header to the target's proxy (TAG_REQ), then the bytes (TAG_DATA), in chunks
+ *   put     header to the target's proxy (TAG_REQ), then the bytes (TAG_DATA), in chunks;
+ *           up to INLINE_BYTES the bytes ride in the header's own message
  *   signal  header; the proxy stores or adds with release order
  *   amo     header; the proxy applies it and, for a fetching one, replies the old value
  *   get     header; the proxy replies the bytes, chunk by chunk (TAG_REPLY)
@@ -18,8 +19,17 @@
  * and one proxy thread applies a sender's requests one after another, so requests to one PE
  * are applied in the order they were made. That is all tshmem_fence asks of the off-node path.
  *
- * Provided here: the state, the thread's start, loop and stop, and the message helpers. You
- * write the sender side (tshmem_offnode_*) and what the proxy does with a request (serve).
+ * Who serves: the proxy thread when the program computes, and any thread of ours that waits
+ * (tshmem_spin_pause calls tshmem_offnode_progress): a PE waiting for a signal takes the
+ * request that sets it itself, without waiting for its proxy to be scheduled. One thread at a
+ * time serves (net.serve), so one sender's requests are still applied in order. The rule
+ * that follows: post every message of a call (a put's bytes, a get's receives) before waiting
+ * for any. Two PEs that each wait inside a put to the other may each be serving the other's
+ * request, and neither gets back to posting what the other's serve waits for.
+ *
+ * Provided here: the state, the thread's start, loop and stop, progress, and the message
+ * helpers. You write the sender side (tshmem_offnode_*) and what the proxy does with a request
+ * (serve).
  */
 #define TSHMEM_CHAPTER "2.5"
 #define _GNU_SOURCE
@@ -40,16 +50,29 @@
 
 enum { TAG_REQ = 1, TAG_DATA = 2, TAG_REPLY = 3, TAG_ACK = 4 };
 enum { REQ_PUT, REQ_GET, REQ_SIGNAL, REQ_AMO, REQ_QUIET, REQ_STOP };
+enum { PUT_INLINE = 1 }; /* a PUT's sub: its bytes came in the request's message */
 
 /* One request, as it travels. Addresses travel as offsets from the start of a slice: the
  * symmetric heap puts a word at the same offset in every PE's slice. */
 struct request {
     uint32_t op;     /* REQ_* */
-    uint32_t sub;    /* the tshmem_amo of an AMO, the sig_op of a SIGNAL */
+    uint32_t sub;    /* the tshmem_amo of an AMO, the sig_op of a SIGNAL, PUT_INLINE */
     uint64_t offset; /* target bytes or word, from the start of the target's slice */
     uint64_t nbytes; /* PUT, GET: bytes that follow (PUT) or are asked for (GET) */
     uint64_t value;  /* SIGNAL, AMO: the operand */
     uint64_t cond;   /* AMO compare-and-swap: the expected value */
+    uint64_t due;    /* the link model's arrival time (ns, CLOCK_MONOTONIC); 0 without it */
+};
+
+/* A put up to this size travels in one message, header and bytes together: one message
+ * instead of two, for a copy of at most this much on each side. Open MPI sends messages up
+ * to 4 KiB eagerly over shared memory, so header and bytes stay below its eager limit. */
+#define INLINE_BYTES ((size_t)4096 - sizeof(struct request))
+
+/* A request with its inline bytes, as the proxy receives it. */
+struct request_msg {
+    struct request r;
+    char bytes[INLINE_BYTES];
 };
 
 static struct {
@@ -59,7 +82,12 @@ static struct {
     unsigned char *pending;  /* pending[pe]: we sent pe something that quiet must confirm */
     int n_pending;           /* how many pending[] are set */
     pthread_mutex_t lock;    /* one of this PE's threads at a time sends (see net_lock) */
-} net = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    pthread_mutex_t serve;   /* one of this PE's threads at a time takes requests */
+    _Atomic uint64_t polled; /* when another thread than the proxy last polled (ns) */
+    atomic_int stop;         /* REQ_STOP was taken: the proxy thread ends */
+    struct request_msg held; /* under the serve lock: a request not due yet (link model) */
+    int held_from, has_held;
+} net = {.lock = PTHREAD_MUTEX_INITIALIZER, .serve = PTHREAD_MUTEX_INITIALIZER};
 
 /* The program's thread and chapter 2.4's progress thread may both reach another node at the
  * same time. A PUT header and its bytes, a request and its reply, quiet's QUIETs and their
@@ -118,7 +146,7 @@ static void wait_request(MPI_Request *req, const char *func, int pe)
     }
 }
 
-static void send_bytes(const void *buf, size_t nbytes, int pe, int tag, const char *func)
+static inline void send_bytes(const void *buf, size_t nbytes, int pe, int tag, const char *func)
 {
     MPI_Request req;
     MPI_Isend(buf, (int)nbytes, MPI_BYTE, pe, tag, net.comm, &req);
@@ -132,9 +160,65 @@ static inline void recv_bytes(void *buf, size_t nbytes, int pe, int tag, const c
     wait_request(&req, func, pe);
 }
 
-static void send_request(const struct request *r, int pe, const char *func)
+/* The link model (TSHMEM_LINK="12.5GB/s,5us"): every off-node request arrives as if a network
+ * card had sent it, header and bytes at the link's bandwidth, one transfer after the other
+ * per sending PE, plus the link's latency. The sender is not held up (a card's DMA works
+ * without the CPU); the request is stamped with its arrival time, and whoever serves it on
+ * the target holds it until then (see poll_requests). Replies (a get's bytes, an atomic's old
+ * value, quiet's acknowledgement) leave when the request is due and take the link's time
+ * back. The clock is CLOCK_MONOTONIC, one clock for every PE of one machine: the model is
+ * for virtual nodes. */
+static struct {
+    double ns_per_byte;  /* 0: no link model */
+    uint64_t latency_ns;
+    uint64_t free_at;    /* when this PE's card is done with what it was given (net.lock) */
+} link_model;
+
+static uint64_t now_ns(void)
 {
-    send_bytes(r, sizeof *r, pe, TAG_REQ, func);
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void link_stamp(struct request *r)
+{
+    if (link_model.ns_per_byte == 0 || r->op == REQ_STOP)
+        return;
+    size_t bytes = sizeof *r + (r->op == REQ_PUT ? r->nbytes : 0);
+    uint64_t t = now_ns(), start = t > link_model.free_at ? t : link_model.free_at;
+    link_model.free_at = start + (uint64_t)(link_model.ns_per_byte * (double)bytes);
+    r->due = link_model.free_at + link_model.latency_ns;
+}
+
+/* When the target may serve r: its arrival, and for a request that is answered, the time its
+ * answer would take back over the link as well. */
+static uint64_t link_due(const struct request *r)
+{
+    if (r->due == 0)
+        return 0;
+    size_t back = r->op == REQ_QUIET ? 0
+                  : r->op == REQ_GET ? r->nbytes
+                  : r->op == REQ_AMO && r->sub != TSHMEM_AMO_SET && r->sub != TSHMEM_AMO_ADD ? 8
+                                                                                            : 1;
+    if (back == 1) /* nothing goes back */
+        return r->due;
+    return r->due + link_model.latency_ns + (uint64_t)(link_model.ns_per_byte * (double)back);
+}
+
+/* Posts a request message to pe's proxy: a struct request, followed by inline bytes if any
+ * (`bytes` in all). The link model stamps it; `msg` must live until `req` completes. */
+static void post_request(void *msg, size_t bytes, int pe, MPI_Request *req)
+{
+    link_stamp(msg);
+    MPI_Isend(msg, (int)bytes, MPI_BYTE, pe, TAG_REQ, net.comm, req);
+}
+
+static void send_request(struct request *r, int pe, const char *func)
+{
+    MPI_Request req;
+    post_request(r, sizeof *r, pe, &req);
+    wait_request(&req, func, pe);
 }
 
 /* pe has requests of ours that only a quiet confirms. */
@@ -218,50 +302,108 @@ void tshmem_offnode_quiet(void)
     net_unlock();
 }
 
-/* What the proxy does with one request from PE `from`. It runs on the proxy thread, one
- * request at a time, in the order each sender sent them. */
-static void serve(const struct request *r, int from)
+/* What the proxy does with one request from PE `from`. It runs on the proxy thread (or a
+ * waiting thread of ours, see progress), one request at a time, in the order each sender sent
+ * them. A PUT of up to INLINE_BYTES came with its bytes: `inline_bytes` points to them. */
+static void serve(const struct request *r, const char *inline_bytes, int from)
 {
-    (void)r; (void)from;
+    (void)r; (void)inline_bytes; (void)from;
     TSHMEM_TODO("The proxy thread", "apply a PUT, GET, SIGNAL, AMO or QUIET request to this PE's slice with C11 atomics, and answer where the sender waits");
 }
 
-/* The proxy's idle back-off: yield for a while after the last request (a burst goes on at
- * full speed), then sleep, longer and longer up to 200 us, so that an idle proxy costs a few
- * thousand wake-ups a second, not a core. */
-static void idle_pause(unsigned *idle)
+/* Takes and serves the requests that have arrived, up to a handful; returns how many. One
+ * thread at a time: another that finds the lock taken returns at once (that one serves).
+ * Under the link model a request taken before it is due waits in net.held, and nothing after
+ * it is taken until it has been served: one sender's requests stay in order. */
+static int poll_requests(void)
 {
-    if (++*idle < 2000) {
+    if (pthread_mutex_trylock(&net.serve) != 0)
+        return 0;
+    int served = 0;
+    if (net.active && net.has_held) {
+        if (now_ns() < link_due(&net.held.r)) {
+            pthread_mutex_unlock(&net.serve);
+            return 0;
+        }
+        net.has_held = 0;
+        serve(&net.held.r, net.held.bytes, net.held_from);
+        served++;
+    }
+    for (; net.active && served < 16; served++) { /* active: not stopped since the caller looked */
+        int flag = 0;
+        MPI_Message msg;
+        MPI_Status st;
+        /* Probe, not a blocking receive: Open MPI's blocking calls spin on a core. */
+        MPI_Improbe(MPI_ANY_SOURCE, TAG_REQ, net.comm, &flag, &msg, &st);
+        if (!flag)
+            break;
+        struct request_msg *m = &net.held;
+        MPI_Mrecv(m, (int)sizeof *m, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+        if (m->r.op == REQ_STOP) {
+            /* Our own finalize sent it, after every PE's last request: whichever thread
+             * takes it, the proxy ends. */
+            atomic_store_explicit(&net.stop, 1, memory_order_release);
+            break;
+        }
+        if (m->r.due && now_ns() < link_due(&m->r)) {
+            net.has_held = 1; /* still on the wire */
+            net.held_from = st.MPI_SOURCE;
+            break;
+        }
+        serve(&m->r, m->bytes, st.MPI_SOURCE);
+    }
+    pthread_mutex_unlock(&net.serve);
+    return served;
+}
+
+/* Called by every wait loop (tshmem_spin_pause): a thread that waits, most often for a word
+ * that a request of another node will set, serves the requests itself. Waking the proxy
+ * thread instead costs a scheduler round trip, several microseconds, on every message. */
+void tshmem_offnode_progress(void)
+{
+    if (!net.active)
+        return;
+    atomic_store_explicit(&net.polled, now_ns(), memory_order_relaxed);
+    poll_requests();
+}
+
+/* The proxy's idle back-off. After a request it keeps polling, giving its core away between
+ * polls, for SPIN_NS: the next request of a burst (a put's signal, the next ping) is taken at
+ * once. Then it sleeps, longer and longer up to 200 us, so that an idle proxy costs a few
+ * thousand wake-ups a second, not a core. While another thread of ours polls (it waits in
+ * tshmem), that thread serves, and the proxy sleeps. */
+#define SPIN_NS 50000u
+static void idle_pause(uint64_t last_request, unsigned *sleeps)
+{
+    uint64_t t = now_ns();
+    uint64_t polled = atomic_load_explicit(&net.polled, memory_order_relaxed);
+    if (t - last_request < SPIN_NS && t - polled > SPIN_NS) {
+        *sleeps = 0;
         sched_yield();
         return;
     }
-    unsigned shift = (*idle - 2000) / 64;
-    long us = shift >= 8 ? 200 : (1L << shift);
-    struct timespec ts = {0, (us < 200 ? us : 200) * 1000};
+    long us = *sleeps >= 8 ? 200 : 1L << *sleeps;
+    ++*sleeps;
+    if (link_model.ns_per_byte > 0 && t - polled > SPIN_NS)
+        us = 2; /* a held request may fall due at any time, and nobody else polls */
+    struct timespec ts = {0, us * 1000};
     nanosleep(&ts, NULL);
 }
 
 static void *proxy_main(void *arg)
 {
     (void)arg;
-    unsigned idle = 0;
-    for (;;) {
-        int flag = 0;
-        MPI_Message msg;
-        MPI_Status st;
-        /* Probe, not a blocking receive: Open MPI's blocking calls spin on a core. */
-        MPI_Improbe(MPI_ANY_SOURCE, TAG_REQ, net.comm, &flag, &msg, &st);
-        if (!flag) {
-            idle_pause(&idle);
-            continue;
+    uint64_t last = now_ns();
+    unsigned sleeps = 0;
+    while (!atomic_load_explicit(&net.stop, memory_order_acquire)) {
+        if (poll_requests() > 0) {
+            last = now_ns();
+            sleeps = 0;
+        } else {
+            idle_pause(last, &sleeps);
         }
-        idle = 0;
-        struct request r;
-        MPI_Mrecv(&r, (int)sizeof r, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-        if (r.op == REQ_STOP)
-            return NULL;
-        serve(&r, st.MPI_SOURCE);
     }
+    return NULL;
 }
 
 /* A PE that leaves main without tshmem_finalize would leave its peers waiting for it there,
@@ -274,6 +416,27 @@ static void exit_check(void)
                     "tshmem_finalize on every PE before leaving main.");
         _exit(TSHMEM_EXIT_ERROR);
     }
+}
+
+/* TSHMEM_LINK="12.5GB/s,5us": a bandwidth in GB/s or MB/s, a latency in us or ns. */
+static void link_setup(void)
+{
+    const char *text = tshmem_env_str("TSHMEM_LINK");
+    link_model.ns_per_byte = 0;
+    link_model.free_at = 0;
+    if (!text || !*text)
+        return;
+    double bw = 0, lat = 0;
+    char bw_unit[8] = "", lat_unit[8] = "";
+    if (sscanf(text, "%lf%7[^,],%lf%7s", &bw, bw_unit, &lat, lat_unit) != 4 || bw <= 0 ||
+        lat < 0 || (strcmp(bw_unit, "GB/s") && strcmp(bw_unit, "MB/s")) ||
+        (strcmp(lat_unit, "us") && strcmp(lat_unit, "ns")))
+        tshmem_fail("tshmem_init", "TSHMEM_LINK='%s' is not a link: write a bandwidth in GB/s or "
+                    "MB/s and a latency in us or ns, e.g. TSHMEM_LINK=12.5GB/s,5us (a 100 Gb/s "
+                    "network card).", text);
+    double bytes_per_ns = bw * (strcmp(bw_unit, "GB/s") ? 1e6 : 1e9) / 1e9;
+    link_model.ns_per_byte = 1.0 / bytes_per_ns;
+    link_model.latency_ns = (uint64_t)(lat * (strcmp(lat_unit, "us") ? 1.0 : 1000.0));
 }
 
 void tshmem_transport_start(void)
@@ -291,6 +454,9 @@ void tshmem_transport_start(void)
     MPI_Comm_dup(tshmem_g.comm, &net.comm);
     net.pending = calloc((size_t)tshmem_g.n_pes, 1);
     net.n_pending = 0;
+    net.has_held = 0;
+    atomic_store(&net.stop, 0);
+    link_setup();
     if (pthread_create(&net.thread, NULL, proxy_main, NULL) != 0)
         tshmem_fail("tshmem_init", "could not start the proxy thread (out of threads?).");
     static int registered;
@@ -314,8 +480,12 @@ void tshmem_transport_stop(void)
     struct request stop = {.op = REQ_STOP};
     send_request(&stop, tshmem_g.my_pe, "tshmem_finalize");
     pthread_join(net.thread, NULL);
+    /* Under the serve lock: a thread of ours that polls sees the transport stopped before
+     * its communicator goes. */
+    pthread_mutex_lock(&net.serve);
+    net.active = 0;
+    pthread_mutex_unlock(&net.serve);
     MPI_Comm_free(&net.comm);
     free(net.pending);
     net.pending = NULL;
-    net.active = 0;
 }

@@ -95,6 +95,8 @@ if mpicc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iinclude -Igrader/bench grader/
   expect "bench prints a table per op and size" "$out" "put on 2 PEs" "latency (us)" "you/ref" \
     "ref/base" "8 B" "1 MiB"
   expect "bench writes a CSV" "$out" "All figures: build/bench/bench_1.3-"
+  expect "bench ends with the worst ratio of each operation" "$out" \
+    "Worst ratio against the baseline, per operation" "  1.3  put "
   expect "bench shows the program's other figures" "$out" "More figures from the reference run:" \
     "  ring pes=2 sizes=" "More figures from your code's run:"
   csv=$(ls build/bench/bench_1.3-*.csv 2>/dev/null | head -1)

@@ -34,6 +34,9 @@ static const struct setting table[] = {
      "seconds a wait may spin before the PE says what it waits for (0: never)"},
     {"TSHMEM_TRANSPORT", STRING, "shm", 0, 0,
      "how MPI itself moves bytes: shm, or tcp (loopback on one machine); tshrun reads it"},
+    {"TSHMEM_LINK", STRING, "", 0, 0,
+     "a network between virtual nodes, e.g. 12.5GB/s,5us: each off-node transfer takes that "
+     "bandwidth and latency, as a network card's would (empty: as fast as MPI)"},
     {"TSHMEM_JOB_ID", STRING, "", 0, 0,
      "names this job's shared-memory segments; tshrun sets it"},
 };

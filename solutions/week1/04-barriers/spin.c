@@ -38,8 +38,9 @@ void tshmem_spin_init(struct tshmem_spin *spin, const char *func, const void *ad
     *spin = (struct tshmem_spin){0, 0.0, func, addr, 0};
 }
 
-static void maybe_warn(struct tshmem_spin *spin)
+__attribute__((noinline)) static void maybe_warn(struct tshmem_spin *spin)
 {
+    tshmem_offnode_progress();
     long limit = tshmem_env_int("TSHMEM_HANG_WARN");
     if (spin->started == 0.0) {
         spin->started = now();
@@ -54,18 +55,29 @@ static void maybe_warn(struct tshmem_spin *spin)
                 limit, offset, spin->addr);
 }
 
+/* The first turns of a wait. Across nodes (chapter 2.5), the word we wait for is set by a
+ * request that arrives by message: take it ourselves (tshmem_offnode_progress) rather than
+ * wait for the proxy thread to be scheduled. */
+__attribute__((noinline)) static void short_pause(unsigned long n)
+{
+    tshmem_offnode_progress();
+    if (n < SPIN_PAUSES)
+        cpu_pause();
+    else
+        sched_yield();
+}
+
 void tshmem_spin_pause(struct tshmem_spin *spin)
 {
+    /* Only tail calls and one rare call here: the function keeps no frame, so a hang report
+     * (book "Debugging") names the wait that called it, not this helper. */
     unsigned long n = ++spin->spins;
-    if (n < SPIN_PAUSES) {
-        cpu_pause();
-        return;
-    }
     if (n < YIELDS_BEFORE_SLEEP) {
-        sched_yield();
+        short_pause(n);
         return;
     }
-    /* A long wait: stop burning a core that a working PE could use. */
+    /* A long wait: stop burning a core that a working PE could use. Requests from other
+     * nodes are taken once in 64 turns here; the proxy thread serves meanwhile. */
     if (n % 64 == 0)
         maybe_warn(spin);
     usleep(50);
