@@ -34,7 +34,7 @@ ch_id  = $(word 1,$(subst :, ,$1))
 ch_dir = $(word 2,$(subst :, ,$1))
 # GPU chapters: CUDA sources (.cu) built with nvcc against NVSHMEM by `make gpu`, never into
 # libtshmem; their stubs are generated and checked like every other chapter's.
-GPU_CHAPTERS := 3.3:week3/13-gpu
+GPU_CHAPTERS := 3.3:week3/13-gpu 3.7:week3/17-gpu-moe
 
 empty :=
 space := $(empty) $(empty)
@@ -178,27 +178,29 @@ build/stubs/%: solutions/% $(STUBGEN)
 check-stubs: $(STUB_FILES)
 	@tools/check-stubs
 
-# ---- Chapter 3.3 on real GPUs: nvcc + NVSHMEM (+ NCCL for the benchmark) ---------------------
+# ---- Chapters 3.3 and 3.7 on real GPUs: nvcc + NVSHMEM (+ NCCL for the benchmarks) -----------
 # tools/gpu-env finds nvcc, NVSHMEM (NVSHMEM_HOME, or the Python wheel nvidia-nvshmem) and NCCL
 # (NCCL_HOME, or the wheel nvidia-nccl) and says what is missing; the CPU course needs none.
-GPU_DIR    = $(if $(filter solutions,$(IMPL)),solutions/,$(if $(filter stubs,$(IMPL)),build/stubs/))week3/13-gpu
+# Every GPU chapter builds into build/gpu/<impl>/ (test_3_3, bench_3_3, test_3_7, ...).
+GPU_ROOT   = $(if $(filter solutions,$(IMPL)),solutions/,$(if $(filter stubs,$(IMPL)),build/stubs/))
 GPU_BUILD  = build/gpu/$(IMPL)
 GPU_DEPS   = $(if $(filter stubs,$(IMPL)),$(filter build/stubs/week3/%,$(STUB_FILES)))
+GPU_IDS    = $(foreach c,$(GPU_CHAPTERS),$(call ch_id,$c))
 
 gpu: $(GPU_DEPS)
-	@tools/gpu-env --build $(GPU_DIR) $(GPU_BUILD)
+	@$(foreach c,$(GPU_CHAPTERS),tools/gpu-env --build $(GPU_ROOT)$(call ch_dir,$c) $(GPU_BUILD) $(call ch_id,$c) && ) true
 
-# tools/gpu-test exits 77 where the machine lacks 2 GPUs or NVSHMEM: skipped, not an error.
+# tools/gpu-test exits 77 where the machine lacks the GPUs or NVSHMEM: skipped, not an error.
 gpu-test: gpu
-	@tools/gpu-test --impl $(IMPL) || [ $$? -eq 77 ]
+	@$(foreach i,$(GPU_IDS),{ tools/gpu-test --chapter $i --impl $(IMPL) || [ $$? -eq 77 ]; } && ) true
 
 gpu-bench: gpu
-	@tools/gpu-test --impl $(IMPL) --bench || [ $$? -eq 77 ]
+	@$(foreach i,$(GPU_IDS),{ tools/gpu-test --chapter $i --impl $(IMPL) --bench || [ $$? -eq 77 ]; } && ) true
 
 # nvcc's compile of every GPU chapter's solution and stub (make test runs it; skipped, with the
 # reason, where nvcc or the NVSHMEM headers are missing).
 gpu-check: $(filter build/stubs/week3/%,$(STUB_FILES))
-	@tools/gpu-env --compile-only solutions/week3/13-gpu build/stubs/week3/13-gpu
+	@tools/gpu-env --compile-only $(foreach c,$(GPU_CHAPTERS),solutions/$(call ch_dir,$c) build/stubs/$(call ch_dir,$c))
 
 # ---- The two commands of the README -----------------------------------------------------------
 week1: deps
