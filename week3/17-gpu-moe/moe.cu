@@ -2,6 +2,7 @@
  * of every PE sent to one PE), and the checks dispatch and combine share. */
 #define TSHMEM_CHAPTER "3.7"
 #include "tmoe.h"
+#include <time.h>
 #include <unistd.h>
 
 int tm_moe_expert_pe(const tm_moe_t *moe, int expert)
@@ -94,18 +95,23 @@ void tm_moe_destroy(tm_moe_t *m)
 void tm_wait_stream(cudaStream_t st, const char *what)
 {
     const char *v = getenv("TMOE_WAIT_S");
-    double limit = v ? atof(v) : 60, waited = 0;
+    double limit = v ? atof(v) : 60;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
         cudaError_t e = cudaStreamQuery(st);
         if (e == cudaSuccess) return;
         if (e != cudaErrorNotReady)
             tm_die(what, "failed on the GPU: %s (a kernel that trapped, e.g. a TODO, or a bad "
                    "address)", cudaGetErrorString(e));
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        double waited = (double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec);
         if (waited > limit)
             tm_die(what, "waited %.0f s on PE %d: some PE did not make the same call, or a "
                    "kernel waits for a signal that no PE sends", limit, nvshmem_my_pe());
-        usleep(100);
-        waited += 100e-6;
+        /* Spin for the first millisecond (a dispatch's counts take microseconds: a sleep would
+         * cost more than the wait), then back off: PEs may share the CPU. */
+        if (waited > 1e-3) usleep(50);
     }
 }
 
