@@ -14,7 +14,6 @@
 __global__ void combine_send_kernel(tm_moe_t m, const float *out, int n_rows)
 {
     int lane = threadIdx.x % 32, warps = gridDim.x * blockDim.x / 32;
-    size_t row_bytes = (size_t)m.H * sizeof(float);
     for (int r = (blockIdx.x * blockDim.x + threadIdx.x) / 32; r < n_rows; r += warps) {
         int home = m.src_pe[r];
         size_t slot = (size_t)m.src_token[r] * m.k + m.src_slot[r];

@@ -124,7 +124,6 @@ __global__ void counts_kernel(tm_moe_t m, const int *idx, int total, uint64_t L,
 __global__ void send_rows_kernel(tm_moe_t m, const float *x, const int *idx, int total)
 {
     int lane = threadIdx.x % 32, warps = gridDim.x * blockDim.x / 32;
-    size_t row_bytes = (size_t)m.H * sizeof(float);
     for (int i = (blockIdx.x * blockDim.x + threadIdx.x) / 32; i < total; i += warps) {
         int e = idx[i];
         if (e < 0) continue; /* the same for the whole warp */

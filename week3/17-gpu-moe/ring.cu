@@ -45,8 +45,6 @@ void tm_ring_destroy(tm_ring_t *r)
 
 __device__ void tm_ring_send_block(tm_ring_t r, int pe, const void *src, size_t bytes)
 {
-    __shared__ uint64_t m;
-    int me = nvshmem_my_pe();
     (void)r; (void)pe; (void)src; (void)bytes;
     TSHMEM_TODO("The ring on GPUs", "thread 0: m = sent[pe] + 1, wait until tail[pe] >= m - slots; then write slot (m - 1) % slots of data[me] on pe and set head[me] there to m: through nvshmem_ptr with the block's stores and a fence where it maps, else one nvshmemx_putmem_signal_nbi_block");
     __syncthreads(); /* m is read by every thread above before thread 0 changes it next call */
@@ -54,8 +52,6 @@ __device__ void tm_ring_send_block(tm_ring_t r, int pe, const void *src, size_t 
 
 __device__ void tm_ring_recv_block(tm_ring_t r, int pe, void *dst, size_t bytes)
 {
-    __shared__ uint64_t m;
-    int me = nvshmem_my_pe();
     (void)r; (void)pe; (void)dst; (void)bytes;
     TSHMEM_TODO("The ring on GPUs", "thread 0: m = got[pe] + 1, wait until head[pe] >= m; every thread copies slot (m - 1) % slots of data[pe] into dst; then thread 0 frees it: got[pe] = m and tail[me] on pe set to m");
     __syncthreads();

@@ -14,13 +14,13 @@
 __global__ void combine_send_kernel(tm_moe_t m, const float *out, int n_rows)
 {
     int lane = threadIdx.x % 32, warps = gridDim.x * blockDim.x / 32;
-    size_t row_bytes = (size_t)m.H * sizeof(float);
     for (int r = (blockIdx.x * blockDim.x + threadIdx.x) / 32; r < n_rows; r += warps) {
         int home = m.src_pe[r];
         size_t slot = (size_t)m.src_token[r] * m.k + m.src_slot[r];
         float *to = m.back + slot * m.H;
         const float *from = out + (size_t)r * m.H;
         /* BEGIN SOLUTION (Sending the outputs home): where nvshmem_ptr maps `to` on home (and m.p2p): the warp stores the row there, __syncwarp, lane 0 fences and adds 1 to back_in[me] on home; else one nvshmemx_putmem_signal_nbi_warp adding 1 to back_in[me] on home */
+        size_t row_bytes = (size_t)m.H * sizeof(float);
         float *peer = m.p2p ? (float *)nvshmem_ptr(to, home) : NULL;
         if (peer) {
             tm_copy_warp(peer, from, row_bytes);

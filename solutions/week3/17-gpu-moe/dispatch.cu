@@ -132,7 +132,6 @@ __global__ void counts_kernel(tm_moe_t m, const int *idx, int total, uint64_t L,
 __global__ void send_rows_kernel(tm_moe_t m, const float *x, const int *idx, int total)
 {
     int lane = threadIdx.x % 32, warps = gridDim.x * blockDim.x / 32;
-    size_t row_bytes = (size_t)m.H * sizeof(float);
     for (int i = (blockIdx.x * blockDim.x + threadIdx.x) / 32; i < total; i += warps) {
         int e = idx[i];
         if (e < 0) continue; /* the same for the whole warp */
@@ -141,6 +140,7 @@ __global__ void send_rows_kernel(tm_moe_t m, const float *x, const int *idx, int
         int32_t *meta = m.recv_meta + 2 * (size_t)r;
         uint64_t *sig = m.rows_in + (size_t)m.me * m.E + e;
         /* BEGIN SOLUTION (Sending the rows): where nvshmem_ptr maps `to` on p (and m.p2p): the warp stores row t of x and meta_src[i] there, __syncwarp, lane 0 fences (__threadfence_system) and adds 2 to *sig on p; else two nvshmemx_putmem_signal_nbi_warp (the meta, then the row), each adding 1 to *sig on p */
+        size_t row_bytes = (size_t)m.H * sizeof(float);
         float *peer = m.p2p ? (float *)nvshmem_ptr(to, p) : NULL;
         if (peer) {
             tm_copy_warp(peer, x + (size_t)t * m.H, row_bytes);

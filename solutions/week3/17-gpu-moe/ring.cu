@@ -45,9 +45,9 @@ void tm_ring_destroy(tm_ring_t *r)
 
 __device__ void tm_ring_send_block(tm_ring_t r, int pe, const void *src, size_t bytes)
 {
+    /* BEGIN SOLUTION (The ring on GPUs): thread 0: m = sent[pe] + 1, wait until tail[pe] >= m - slots; then write slot (m - 1) % slots of data[me] on pe and set head[me] there to m: through nvshmem_ptr with the block's stores and a fence where it maps, else one nvshmemx_putmem_signal_nbi_block */
     __shared__ uint64_t m;
     int me = nvshmem_my_pe();
-    /* BEGIN SOLUTION (The ring on GPUs): thread 0: m = sent[pe] + 1, wait until tail[pe] >= m - slots; then write slot (m - 1) % slots of data[me] on pe and set head[me] there to m: through nvshmem_ptr with the block's stores and a fence where it maps, else one nvshmemx_putmem_signal_nbi_block */
     if (threadIdx.x == 0) {
         m = r.sent[pe] + 1;
         if (m > (uint64_t)r.slots) /* the slot's previous message must be out first */
@@ -75,9 +75,9 @@ __device__ void tm_ring_send_block(tm_ring_t r, int pe, const void *src, size_t 
 
 __device__ void tm_ring_recv_block(tm_ring_t r, int pe, void *dst, size_t bytes)
 {
+    /* BEGIN SOLUTION (The ring on GPUs): thread 0: m = got[pe] + 1, wait until head[pe] >= m; every thread copies slot (m - 1) % slots of data[pe] into dst; then thread 0 frees it: got[pe] = m and tail[me] on pe set to m */
     __shared__ uint64_t m;
     int me = nvshmem_my_pe();
-    /* BEGIN SOLUTION (The ring on GPUs): thread 0: m = got[pe] + 1, wait until head[pe] >= m; every thread copies slot (m - 1) % slots of data[pe] into dst; then thread 0 frees it: got[pe] = m and tail[me] on pe set to m */
     if (threadIdx.x == 0) {
         m = r.got[pe] + 1;
         nvshmem_signal_wait_until(&r.head[pe], NVSHMEM_CMP_GE, m);
