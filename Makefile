@@ -38,7 +38,7 @@ ch_id  = $(word 1,$(subst :, ,$1))
 ch_dir = $(word 2,$(subst :, ,$1))
 # GPU chapters: CUDA sources (.cu) built with nvcc against NVSHMEM by `make gpu`, never into
 # libtshmem; their stubs are generated and checked like every other chapter's.
-GPU_CHAPTERS := 3.3:week3/13-gpu
+GPU_CHAPTERS := 3.3:week3/13-gpu 3.7:week3/17-gpu-moe
 # Python chapters: a CPython extension module (C) and its Python part, built by `make torch`
 # into build/<variant>/python/tshmem/ against the variant's libtshmem, never into libtshmem.
 PY_CHAPTERS := 3.6:week3/16-pytorch
@@ -112,8 +112,9 @@ help:
 	@echo "                    it); BENCH=1 adds grader bench 2.5 over the link"
 	@echo "  make lib          build build/<impl>/lib/libtshmem.a (IMPL=learner|solutions)"
 	@echo "  make week2        the same for chapters 2.1-2.5"
-	@echo "  make week3        the same for week 3's chapters (3.3 is skipped, with the reason, without"
-	@echo "                    2 GPUs and NVSHMEM; make gpu builds and runs it); installs PyTorch for 3.6"
+	@echo "  make week3        the same for week 3's chapters (the GPU chapters 3.3 and 3.7 are skipped,"
+	@echo "                    with the reason, without GPUs and NVSHMEM; make gpu builds and runs"
+	@echo "                    them); installs PyTorch for 3.6"
 	@echo "  make pe-programs  build the PE-side test programs of a variant (IMPL, REF, STUB)"
 	@echo "  make bench-programs  build the chapter benchmarks of a variant (build/<impl>/bin/bench_*)"
 	@echo "  make suites       build the Criterion test suites (build/grader/suite_*)"
@@ -123,10 +124,10 @@ help:
 	@echo "  make check-stubs  check that the committed stubs in week1/ equal a fresh generation"
 	@echo "  make torch        build chapter 3.6's Python module into build/<impl>/python/tshmem; run"
 	@echo "                    with PYTHONPATH=build/<impl>/python tools/tshrun -np N /usr/bin/python3 prog.py"
-	@echo "  make gpu          build chapter 3.3 (CUDA + NVSHMEM) with nvcc into build/gpu/<impl>/;"
-	@echo "                    says why not where nvcc or NVSHMEM is missing"
-	@echo "  make gpu-test     run chapter 3.3's tests (needs 2 GPUs and NVSHMEM; else skipped)"
-	@echo "  make gpu-bench    chapter 3.3's bandwidth study on 2 GPUs (NCCL, CUDA IPC, NVSHMEM)"
+	@echo "  make gpu          build the GPU chapters 3.3 and 3.7 (CUDA + NVSHMEM) with nvcc into"
+	@echo "                    build/gpu/<impl>/; says why not where nvcc or NVSHMEM is missing"
+	@echo "  make gpu-test     run their tests (3.3: 2 GPUs; 3.7: 1 GPU or more; else skipped)"
+	@echo "  make gpu-bench    their studies (grader bench 3.3 / 3.7 too): NCCL, CUDA IPC, NVSHMEM"
 	@echo "  make book         build this course's book as a static site in build/book/ (open"
 	@echo "                    build/book/index.html); installs pandoc, graphviz, gnuplot, jq"
 	@echo "  make check-book   the book's checks (make test runs them): the site builds without"
@@ -251,27 +252,29 @@ build/stubs/%.py: solutions/%.py $(STUBGEN_PY)
 check-stubs: $(STUB_FILES)
 	@tools/check-stubs
 
-# ---- Chapter 3.3 on real GPUs: nvcc + NVSHMEM (+ NCCL for the benchmark) ---------------------
+# ---- Chapters 3.3 and 3.7 on real GPUs: nvcc + NVSHMEM (+ NCCL for the benchmarks) -----------
 # tools/gpu-env finds nvcc, NVSHMEM (NVSHMEM_HOME, or the Python wheel nvidia-nvshmem) and NCCL
 # (NCCL_HOME, or the wheel nvidia-nccl) and says what is missing; the CPU course needs none.
-GPU_DIR    = $(if $(filter solutions,$(IMPL)),solutions/,$(if $(filter stubs,$(IMPL)),build/stubs/))week3/13-gpu
+# Every GPU chapter builds into build/gpu/<impl>/ (test_3_3, bench_3_3, test_3_7, ...).
+GPU_ROOT   = $(if $(filter solutions,$(IMPL)),solutions/,$(if $(filter stubs,$(IMPL)),build/stubs/))
 GPU_BUILD  = build/gpu/$(IMPL)
 GPU_DEPS   = $(if $(filter stubs,$(IMPL)),$(filter build/stubs/week3/%,$(STUB_FILES)))
+GPU_IDS    = $(foreach c,$(GPU_CHAPTERS),$(call ch_id,$c))
 
 gpu: $(GPU_DEPS)
-	@tools/gpu-env --build $(GPU_DIR) $(GPU_BUILD)
+	@$(foreach c,$(GPU_CHAPTERS),tools/gpu-env --build $(GPU_ROOT)$(call ch_dir,$c) $(GPU_BUILD) $(call ch_id,$c) && ) true
 
-# tools/gpu-test exits 77 where the machine lacks 2 GPUs or NVSHMEM: skipped, not an error.
+# tools/gpu-test exits 77 where the machine lacks the GPUs or NVSHMEM: skipped, not an error.
 gpu-test: gpu
-	@tools/gpu-test --impl $(IMPL) || [ $$? -eq 77 ]
+	@$(foreach i,$(GPU_IDS),{ tools/gpu-test --chapter $i --impl $(IMPL) || [ $$? -eq 77 ]; } && ) true
 
 gpu-bench: gpu
-	@tools/gpu-test --impl $(IMPL) --bench || [ $$? -eq 77 ]
+	@$(foreach i,$(GPU_IDS),{ tools/gpu-test --chapter $i --impl $(IMPL) --bench || [ $$? -eq 77 ]; } && ) true
 
 # nvcc's compile of every GPU chapter's solution and stub, and of chapter 3.6's GPU module (make
 # test runs it; skipped, with the reason, where nvcc or the NVSHMEM headers are missing).
 gpu-check: $(filter build/stubs/week3/%,$(STUB_FILES))
-	@tools/gpu-env --compile-only solutions/week3/13-gpu build/stubs/week3/13-gpu
+	@tools/gpu-env --compile-only $(foreach c,$(GPU_CHAPTERS),solutions/$(call ch_dir,$c) build/stubs/$(call ch_dir,$c))
 	@tools/gpu-torch --compile-only
 
 # ---- The two commands of the README -----------------------------------------------------------

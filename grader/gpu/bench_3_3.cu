@@ -3,8 +3,9 @@
  *              tg_put_sm (your many-block kernel) and tg_put (your copy-engine put), 16 KiB to 1 GiB;
  *   allreduce: tg_allreduce (your ring) and ncclAllReduce, float sum, 16 KiB to 1 GiB.
  * Each number: CUDA events around one operation, after an MPI barrier, the slower PE's time,
- * the median of REPS repetitions after WARM warm-ups. One line per (op, impl, size):
- *   bench <op> <impl> <bytes> <median us> <GB/s>   (allreduce: bus bandwidth, algbw*2(n-1)/n)
+ * the median of REPS repetitions after WARM warm-ups. One line per (op, impl, size), in the
+ * grader's protocol: bench op=put|put_sm|allreduce impl=tshmem|nccl ... busbw_GBps=.. (allreduce:
+ * bus bandwidth, algbw*2(n-1)/n); CUDA IPC and nvshmemx_putmem_on_stream as "# " lines.
  * Options: --quick (sizes up to 16 MiB), --sweep (also the block counts of both kernels). */
 #include "gpu_check.h"
 #include <algorithm>
@@ -44,9 +45,24 @@ template <class F> static double median_us(F op)
     return t[t.size() / 2];
 }
 
+/* The grader's protocol (grader bench reads it): your kernels are impl=tshmem, NCCL the
+ * baseline; the put's other engines go in "# " lines. Each put figure is printed for op put
+ * (tg_put) and op put_sm (tg_put_sm), each beside NCCL's send/recv. */
 static void line(const char *op, const char *impl, size_t bytes, double us, double gbs)
 {
-    if (me == 0) printf("bench %s %s %zu %.2f %.1f\n", op, impl, bytes, us, gbs);
+    if (me != 0) return;
+    struct { const char *name, *op, *impl; } map[] = {
+        { "tg_put", "put", "tshmem" }, { "tg_put_sm", "put_sm", "tshmem" },
+        { "nccl_sendrecv", "put", "nccl" }, { "nccl_sendrecv", "put_sm", "nccl" },
+        { "tg_allreduce", "allreduce", "tshmem" }, { "nccl_allreduce", "allreduce", "nccl" } };
+    int shown = 0;
+    for (auto &m : map)
+        if (!strcmp(m.name, impl) && (strcmp(op, "allreduce") == 0) == (strcmp(m.op, "allreduce") == 0)) {
+            printf("bench op=%s impl=%s pes=%d bytes=%zu iters=%d median_us=%.2f algbw_GBps=%.2f "
+                   "busbw_GBps=%.2f\n", m.op, m.impl, npes, bytes, REPS, us, gbs, gbs);
+            shown = 1;
+        }
+    if (!shown) printf("# %s %s %zu bytes: %.2f us, %.1f GB/s\n", op, impl, bytes, us, gbs);
     fflush(stdout);
 }
 
@@ -108,7 +124,6 @@ int main(int argc, char **argv)
     for (size_t b = 16 << 10; b <= maxb; b *= 4) sizes.push_back(b);
     if (me == 0) {
         printf("# chapter 3.3 bandwidth study: %d PEs, GPU 0 -> GPU 1, median of %d after %d warm-ups\n", npes, REPS, WARM);
-        printf("# bench <op> <impl> <bytes> <median us> <GB/s (allreduce: bus bandwidth)>\n");
     }
     if (me == 0) printf("# tg_put_sm: %d blocks at 16 MiB, %d at 1 GiB\n", tg_put_blocks((size_t)16 << 20), tg_put_blocks((size_t)1 << 30));
     std::vector<double> nccl_p, ipc_p, ons_p, sm_p, tg_p, tgar, ncar;

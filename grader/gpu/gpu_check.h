@@ -1,9 +1,12 @@
-/* gpu_check.h: what chapter 3.3's test and benchmark programs share: a watchdog for the stream
+/* gpu_check.h: what the GPU chapters' test and benchmark programs share: a watchdog for the stream
  * (a kernel that waits for a flag that never comes must end as a failure, never as a hang) and
  * the PASS / FAIL protocol that tools/gpu-test reads. */
 #ifndef GPU_CHECK_H
 #define GPU_CHECK_H
-#include "tgpu.h"
+#ifndef GPU_CHAPTER_H
+#define GPU_CHAPTER_H "tgpu.h" /* the chapter's header: 3.3's, unless the program names another */
+#endif
+#include GPU_CHAPTER_H
 #include <time.h>
 #include <unistd.h>
 

@@ -113,6 +113,43 @@ static int bench_run(const struct course *c, const struct chapter *ch, const cha
     return grader_stop ? -1 : rc;
 }
 
+/* A GPU chapter's study (3.3, 3.7): `make gpu IMPL=<impl>`, then tools/gpu-test --chapter <id>
+ * --bench, whose "bench op=.. impl=.." lines go into set as `run` (the same protocol as the CPU
+ * benchmarks; impl tshmem is the chapter's own kernels, anything else the baseline). 0, or -1
+ * after saying why. */
+static int gpu_bench_run(const struct course *c, const struct chapter *ch, const char *impl,
+                         const char *run, const struct bench_opts *o, struct bench_set *set,
+                         char **notes)
+{
+    struct variant v = {.impl = impl};
+    char *log = NULL;
+    printf("  building %s (make gpu IMPL=%s) ...\n", run, impl);
+    fflush(stdout);
+    if (run_make(c, &v, "gpu", &log) != 0) {
+        printf("  the %s build failed:\n%s\n", run, log ? log : "");
+        free(log);
+        return -1;
+    }
+    free(log);
+    log = NULL;
+    printf("  running %s on GPUs ...\n", run);
+    fflush(stdout);
+    char *argv[] = {"tools/gpu-test", "--chapter", (char *)ch->id, "--impl", (char *)impl,
+                    "--bench", o->quick ? "--quick" : NULL, NULL};
+    int status = run_quiet(c, argv, &log);
+    int before = set->n;
+    bench_parse(set, log, run);
+    *notes = comment_lines(log);
+    int rc = 0;
+    if (status != 0 || set->n == before) {
+        printf("  the %s run %s:\n%s\n", run, set->n == before ? "printed no figures" : "failed",
+               log ? log : "");
+        rc = -1;
+    }
+    free(log);
+    return grader_stop ? -1 : rc;
+}
+
 /* Keeps the best ratios ever measured (above 1: the learner's code is faster). */
 static void record(const struct course *c, const struct chapter *ch, const struct bench_best *b)
 {
@@ -252,53 +289,14 @@ static int check_pairs(const struct bench_set *set)
     return bad ? -1 : 0;
 }
 
-/* One chapter's benchmark: the reference, then (unless ref_only) your code. 0 when every run
- * that was asked for printed its figures. */
-static int bench_chapter(const struct course *c, const struct chapter *ch,
-                         const struct bench_opts *op, FILE *worst)
+/* The end of a chapter's benchmark: the table, the notes, the CSV and plots, the best ratios
+ * in progress. Frees set and notes. 0 when every run that was asked for printed its figures. */
+static int bench_report(const struct course *c, const struct chapter *ch,
+                        const struct bench_opts *op, struct bench_set *set, char *notes[2],
+                        int ref_ok, int mine_ok, FILE *worst)
 {
-    struct bench_opts o = *op;
-    char src[4300], *why = NULL;
-    if (!o.fixture && !chapter_bench_source(c, ch, src, sizeof src)) {
-        printf("There is no benchmark for chapter %s yet: its figures would come from %s.\n",
-               ch->id, src + strlen(c->root) + 1);
-        return 0;
-    }
-    printf("Benchmark of chapter %s, %s, on %d PEs%s%s%s\n", ch->id, ch->title, o.pes,
-           o.hosts ? " across " : "", o.hosts ? o.hosts : "", o.quick ? " (quick)" : "");
-    struct bench_set *set = calloc(1, sizeof *set);
-    if (!set)
-        return 1;
-    int rc = 1;
-    char *ref = bench_program(c, ch, "solutions", &o, &why);
-    if (!ref) {
-        printf("The reference benchmark does not build:\n%s\n", why ? why : "");
-        free(why);
-        free(set);
-        return 1;
-    }
-    char *notes[2] = {NULL, NULL}; /* the reference's, yours */
-    int ref_ok = bench_run(c, ch, ref, "reference", &o, set, &notes[0]) == 0;
-    free(ref);
-    char *mine = NULL;
-    if (!o.ref_only) {
-        mine = grader_stop ? NULL : bench_program(c, ch, "learner", &o, &why);
-        if (!mine && !grader_stop)
-            printf("  your code does not build, so only the reference and MPI are measured:\n"
-                   "%s\n",
-                   why ? why : "");
-        free(why);
-        struct progress p;
-        progress_open(&p, c, 0);
-        int done = pg_bool(progress_chapter(&p, ch->id, 0), "done");
-        progress_close(&p);
-        if (mine && !done)
-            printf("  note: chapter %s does not pass its tests yet (grader test %s), so your "
-                   "figures may not mean much.\n",
-                   ch->id, ch->id);
-    }
-    int mine_ok = mine && bench_run(c, ch, mine, "yours", &o, set, &notes[1]) == 0;
-    free(mine);
+    const struct bench_opts o = *op;
+    int rc;
     if (grader_stop) {
         printf("Stopped: the benchmark was interrupted, and nothing of it is left running.\n");
         free(notes[0]);
@@ -344,6 +342,79 @@ static int bench_chapter(const struct course *c, const struct chapter *ch,
     free(notes[1]);
     free(set);
     return rc;
+}
+
+
+/* One chapter's benchmark: the reference, then (unless ref_only) your code. 0 when every run
+ * that was asked for printed its figures. */
+static int bench_chapter(const struct course *c, const struct chapter *ch,
+                         const struct bench_opts *op, FILE *worst)
+{
+    struct bench_opts o = *op;
+    char src[4300], *why = NULL;
+    if (!o.fixture && !chapter_bench_source(c, ch, src, sizeof src)) {
+        printf("There is no benchmark for chapter %s yet: its figures would come from %s.\n",
+               ch->id, src + strlen(c->root) + 1);
+        return 0;
+    }
+    int gpu = ch->requires[0] && !o.fixture;
+    if (gpu) { /* skipped, with the reason, where the machine lacks the GPUs or NVSHMEM */
+        char *check[] = {"tools/gpu-test", "--chapter", (char *)ch->id, "--check", NULL};
+        char *text = NULL;
+        int st = run_quiet(c, check, &text);
+        if (st != 0) {
+            printf("Chapter %s's study is skipped: %s", ch->id, text ? text : "tools/gpu-test "
+                   "--check failed\n");
+            free(text);
+            return 0;
+        }
+        free(text);
+    }
+    if (gpu)
+        printf("Benchmark of chapter %s, %s, on GPUs%s\n", ch->id, ch->title,
+               o.quick ? " (quick)" : "");
+    else
+        printf("Benchmark of chapter %s, %s, on %d PEs%s%s%s\n", ch->id, ch->title, o.pes,
+               o.hosts ? " across " : "", o.hosts ? o.hosts : "", o.quick ? " (quick)" : "");
+    struct bench_set *set = calloc(1, sizeof *set);
+    if (!set)
+        return 1;
+    char *notes[2] = {NULL, NULL}; /* the reference's, yours */
+    if (gpu) {
+        int ref_ok = gpu_bench_run(c, ch, "solutions", "reference", &o, set, &notes[0]) == 0;
+        int mine_ok = !o.ref_only && !grader_stop &&
+                      gpu_bench_run(c, ch, "learner", "yours", &o, set, &notes[1]) == 0;
+        return bench_report(c, ch, &o, set, notes, ref_ok, mine_ok, worst);
+    }
+    char *ref = bench_program(c, ch, "solutions", &o, &why);
+    if (!ref) {
+        printf("The reference benchmark does not build:\n%s\n", why ? why : "");
+        free(why);
+        free(set);
+        return 1;
+    }
+    int ref_ok = bench_run(c, ch, ref, "reference", &o, set, &notes[0]) == 0;
+    free(ref);
+    char *mine = NULL;
+    if (!o.ref_only) {
+        mine = grader_stop ? NULL : bench_program(c, ch, "learner", &o, &why);
+        if (!mine && !grader_stop)
+            printf("  your code does not build, so only the reference and MPI are measured:\n"
+                   "%s\n",
+                   why ? why : "");
+        free(why);
+        struct progress p;
+        progress_open(&p, c, 0);
+        int done = pg_bool(progress_chapter(&p, ch->id, 0), "done");
+        progress_close(&p);
+        if (mine && !done)
+            printf("  note: chapter %s does not pass its tests yet (grader test %s), so your "
+                   "figures may not mean much.\n",
+                   ch->id, ch->id);
+    }
+    int mine_ok = mine && bench_run(c, ch, mine, "yours", &o, set, &notes[1]) == 0;
+    free(mine);
+    return bench_report(c, ch, &o, set, notes, ref_ok, mine_ok, worst);
 }
 
 int cmd_bench(const struct course *c, int argc, char **argv)

@@ -145,10 +145,11 @@ void bench_table(FILE *out, const struct bench_set *s)
             seen |= !strcmp(s->lines[j].op, first->op);
         if (seen)
             continue;
-        const char *base = "MPI";
+        const char *base = "MPI"; /* or the baseline's own name: memcpy, nccl, nvshmem, ce */
         for (int j = 0; j < s->n; j++)
-            if (!strcmp(s->lines[j].op, first->op) && !strcmp(s->lines[j].impl, "memcpy"))
-                base = "memcpy";
+            if (!strcmp(s->lines[j].op, first->op) && strcmp(s->lines[j].impl, "tshmem") &&
+                strcmp(s->lines[j].impl, "mpi"))
+                base = s->lines[j].impl;
         fprintf(out, "%s on %d PEs\n%8s %-27s  %-23s  %s\n", first->op, first->pes, "",
                 "latency (us)", "busbw (GB/s)", "speed");
         fprintf(out, "%8s %8s %9s %8s  %7s %7s %7s  %8s %8s\n", "size", "yours", "reference", base,

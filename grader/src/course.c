@@ -341,6 +341,9 @@ int chapter_bench_source(const struct course *c, const struct chapter *ch, char 
     for (char *p = id; *p; p++)
         if (*p == '.')
             *p = '_';
-    snprintf(path, len, "%s/grader/bench/bench_%s.c", c->root, id);
+    if (ch->requires[0]) /* a GPU chapter: its study is a CUDA program */
+        snprintf(path, len, "%s/grader/gpu/bench_%s.cu", c->root, id);
+    else
+        snprintf(path, len, "%s/grader/bench/bench_%s.c", c->root, id);
     return access(path, R_OK) == 0;
 }

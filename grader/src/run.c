@@ -313,16 +313,16 @@ static void run_suite(const struct course *c, const struct chapter *ch, const ch
         close(log_fd);
 }
 
-/* A chapter that "requires" hardware (3.3: 2 GPUs + NVSHMEM) has no Criterion suite: `make gpu`
- * builds it and tools/gpu-test runs its test programs, one line each: "PASS name" or
- * "FAIL name: why". Where the machine lacks what it needs, tools/gpu-test --check says
+/* A chapter that "requires" hardware (3.3, 3.7: GPUs + NVSHMEM) has no Criterion suite: `make
+ * gpu` builds it and tools/gpu-test --chapter <id> runs its test programs, one line each: "PASS
+ * name" or "FAIL name: why". Where the machine lacks what it needs, tools/gpu-test --check says
  * "SKIP id: why" (exit 77) and the run is skipped, neither passed nor failed. */
 static int gpu_run(const struct course *c, const struct chapter *ch, const struct variant *v,
                    struct chapter_run *out, const struct run_events *ev)
 {
     struct variant g = *v;
     g.impl = strstr(v->stub, ch->id) ? "stubs" : v->impl;
-    char *check[] = {"tools/gpu-test", "--check", NULL}, *text = NULL;
+    char *check[] = {"tools/gpu-test", "--chapter", (char *)ch->id, "--check", NULL}, *text = NULL;
     int status = run_quiet(c, check, &text);
     if (status == 77 || status != 0) {
         char *why = text ? strstr(text, ": ") : NULL;
@@ -342,7 +342,7 @@ static int gpu_run(const struct course *c, const struct chapter *ch, const struc
     out->built = 1;
     if (ev && ev->phase)
         ev->phase(ev->ctx, ch, "run", 0);
-    char *argv[] = {"tools/gpu-test", "--impl", (char *)g.impl, NULL};
+    char *argv[] = {"tools/gpu-test", "--chapter", (char *)ch->id, "--impl", (char *)g.impl, NULL};
     run_quiet(c, argv, &text);
     out->interrupted = grader_stop != 0;
     for (char *l = text, *e; l && *l && out->n < MAX_TESTS; l = *e ? e + 1 : e) {
@@ -353,7 +353,7 @@ static int gpu_run(const struct course *c, const struct chapter *ch, const struc
         struct result *r = &out->results[out->n++];
         size_t name = strcspn(l + 5, ":\n");
         snprintf(r->test, sizeof r->test, "%.*s", (int)name, l + 5);
-        snprintf(r->description, sizeof r->description, "%.*s on 2 GPUs", (int)name, l + 5);
+        snprintf(r->description, sizeof r->description, "%.*s on GPUs", (int)name, l + 5);
         r->passed = pass;
         r->message = fail && l[5 + name] == ':' ? strndup(l + 5 + name + 2, (size_t)(e - l) - 7 - name)
                                                 : NULL;

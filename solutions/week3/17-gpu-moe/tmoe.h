@@ -1,0 +1,208 @@
+/* tmoe.h: Provided. What chapter 3.7's CUDA files share: the buffer of chapter 2.1 and the MoE
+ * dispatch and combine of chapter 3.1, now as kernels on GPUs with NVSHMEM (one section of
+ * book/3.7-gpu-moe.md each), the error checks, and the TODO that a stub stops on.
+ *
+ * One process per PE, started by mpirun; MPI only starts NVSHMEM. PE p uses GPU p % (GPUs on its
+ * node): with fewer GPUs than PEs, several PEs share one GPU (the tests then still check every
+ * byte, but the figures are no longer those of a link between GPUs). */
+#ifndef TMOE_H
+#define TMOE_H
+
+#include <cuda_runtime.h>
+#include <mpi.h>
+#include <nvshmem.h>
+#include <nvshmemx.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- Errors ---------------------------------------------------------------------------------- */
+/* Prints "tmoe: PE <rank>: <func>: <message>" and stops the whole job (MPI_Abort). */
+__attribute__((noreturn, format(printf, 2, 3)))
+static inline void tm_die(const char *func, const char *fmt, ...)
+{
+    int rank = -1, up = 0;
+    MPI_Initialized(&up);
+    if (up) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "tmoe: PE %d: %s: ", rank, func);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fflush(stderr);
+    if (up) MPI_Abort(MPI_COMM_WORLD, 3);
+    exit(3);
+}
+
+#define TM_CUDA(call)                                                                         \
+    do {                                                                                      \
+        cudaError_t tm_e_ = (call);                                                           \
+        if (tm_e_ != cudaSuccess)                                                             \
+            tm_die(__func__, "%s failed: %s", #call, cudaGetErrorString(tm_e_));              \
+    } while (0)
+
+/* A stub's TODO: on the host it names the chapter, the section and the task, then stops the
+ * job; in a kernel, thread 0 of each block prints it and the kernel traps, which the host sees
+ * as "unspecified launch failure" at its next synchronization. */
+__host__ __device__ __attribute__((noreturn))
+static inline void tm_todo(const char *chapter, const char *section, const char *task,
+                           const char *func, const char *file, int line)
+{
+#ifdef __CUDA_ARCH__
+    if (threadIdx.x == 0)
+        printf("TODO (chapter %s): %s() in %s:%d is not written yet: %s. "
+               "Read book/3.7-gpu-moe.md, section \"%s\".\n", chapter, func, file, line, task,
+               section);
+    __trap();
+    __builtin_unreachable();
+#else
+    tm_die(func, "TODO (chapter %s) in %s:%d is not written yet: %s. Read book/3.7-gpu-moe.md, "
+           "section \"%s\".", chapter, file, line, task, section);
+#endif
+}
+#define TSHMEM_TODO(section, task) \
+    tm_todo(TSHMEM_CHAPTER, section, task, __func__, __FILE__, __LINE__)
+
+/* ---- Start and memory (bootstrap.cu, provided: chapter 3.3 wrote it) ------------------------- */
+/* After MPI_Init: binds this PE to GPU (node rank % GPUs), starts NVSHMEM; returns this PE. */
+int tm_init(void);
+void tm_finalize(void);
+void *tm_malloc(size_t bytes);                 /* nvshmem_malloc, zeroed, or a sentence */
+int tm_pes_per_gpu(void);                      /* 1, or more where PEs share a GPU */
+/* Launches `kernel` on this PE with every block resident at once (a kernel that waits for
+ * another PE needs that), or stops with a sentence naming `who`. */
+void tm_launch(const void *kernel, int blocks, int threads, void **args, cudaStream_t st,
+               const char *who);
+/* 1 where the same-node fast path (loads and stores through nvshmem_ptr) may be used: the
+ * default; TMOE_NO_P2P=1 in the environment turns it off, so that every byte goes through
+ * NVSHMEM's puts (what a peer on another node gets). */
+int tm_p2p_allowed(void);
+
+/* ---- Provided: copies by a block or a warp. Loads bypass L1 (__ldcg): a peer may have
+ * rewritten the bytes since this SM last read them (a ring slot on its next turn), and L1 is not
+ * kept coherent with writes from other SMs or other GPUs. 16-byte pieces where both ends
+ * allow it, then the odd bytes. ------------------------------------------------------------- */
+__device__ static inline void tm_copy(void *dst, const void *src, size_t bytes, int lane,
+                                      int lanes)
+{
+    char *d = (char *)dst;
+    const char *s = (const char *)src;
+    size_t i = 0;
+    if ((((uintptr_t)d | (uintptr_t)s) & 15) == 0) {
+        for (size_t v = lane; v < bytes / 16; v += lanes)
+            ((int4 *)d)[v] = __ldcg((const int4 *)s + v);
+        i = bytes / 16 * 16;
+    }
+    for (size_t b = i + lane; b < bytes; b += lanes)
+        d[b] = (char)__ldcg((const signed char *)s + b);
+}
+#define tm_copy_block(d, s, n) tm_copy(d, s, n, threadIdx.x, blockDim.x)
+#define tm_copy_warp(d, s, n) tm_copy(d, s, n, threadIdx.x % 32, 32)
+
+/* ---- The buffer of chapter 2.1 on GPUs (ring.cu) --------------------------------------------- */
+/* For every ordered pair of PEs a ring of `slots` slots of `slot_bytes`: the receiver's
+ * data[sender][slot], its head[sender] (messages delivered, written by the sender) and the
+ * sender's tail[receiver] (slots freed, written by the receiver). All three are symmetric, so
+ * the writer finds them at the same address on the other PE. */
+typedef struct {
+    char *data;        /* symmetric: [n_pes][slots][slot_bytes] */
+    uint64_t *head;    /* symmetric: [n_pes]: on the receiver, messages in from each sender */
+    uint64_t *tail;    /* symmetric: [n_pes]: on the sender, slots freed by each receiver */
+    uint64_t *sent, *got; /* device (not symmetric): [n_pes]: my counts, kept across calls */
+    int slots;
+    size_t slot_bytes;
+    int p2p;           /* the same-node fast path is on */
+} tm_ring_t;
+void tm_ring_create(tm_ring_t *r, int slots, size_t slot_bytes); /* collective */
+void tm_ring_destroy(tm_ring_t *r);                              /* collective */
+/* Block-wide (every thread of the block calls it with the same arguments): message number
+ * sent[pe] + 1 of `bytes` <= slot_bytes from `src` into the ring to `pe`. Waits while that ring
+ * is full. */
+__device__ void tm_ring_send_block(tm_ring_t r, int pe, const void *src, size_t bytes);
+/* Block-wide: waits for the next message from `pe` and copies its `bytes` into `dst`. */
+__device__ void tm_ring_recv_block(tm_ring_t r, int pe, void *dst, size_t bytes);
+/* Host: every PE streams `bytes` from `src` to PE `to` while it receives `bytes` from PE
+ * `from` into `dst` (device memory), in slot-sized messages; one block sends, one receives. */
+void tm_ring_stream(tm_ring_t *r, int to, const void *src, int from, void *dst, size_t bytes,
+                    cudaStream_t st);
+
+/* ---- MoE dispatch and combine of chapter 3.1 on GPUs (dispatch.cu, combine.cu) --------------- */
+#define TM_MAX_EXPERTS 256 /* the layout kernel keeps a count per expert per warp in shared memory */
+#define TM_MAX_PES 64
+typedef struct {
+    int num_experts; /* E over all PEs; PE p owns experts p*E/n .. (p+1)*E/n - 1 */
+    int hidden;      /* H: floats per row */
+    int top_k;       /* k: expert slots per token */
+    int max_tokens;  /* the most tokens one PE passes to one dispatch */
+} tm_config_t;
+typedef struct {
+    int n_local_experts, first_expert, n_rows;
+    const int *expert_count;  /* host: [n_local_experts] */
+    const int *expert_offset; /* host: [n_local_experts + 1] */
+    const int *src_pe;        /* device: [n_rows]: the PE the row came from (its home) */
+    const int *src_token;     /* device: [n_rows]: its token there */
+    const int *src_slot;      /* device: [n_rows]: its top-k slot */
+} tm_layout_t;
+/* The handle. Symmetric memory first (the same offsets on every PE), then this PE's own. */
+typedef struct {
+    int n, me, E, H, k, max_tokens, n_local, first_expert;
+    int p2p;
+    uint64_t layer;         /* dispatches so far: this one's number L, alike on every PE */
+    int T;                  /* tokens of the last dispatch */
+    int dispatched;
+    /* symmetric */
+    int32_t *count_box;     /* [2][n][E]: box L % 2, row j: PE j's rows per expert */
+    uint64_t *count_sig;    /* [n]: count_sig[j] = L: PE j's counts of layer L are here */
+    float *recv;            /* [n * max_tokens * k][H]: received rows, grouped by local expert */
+    int32_t *recv_meta;     /* [n * max_tokens * k][2]: (token, slot) of each received row */
+    uint64_t *rows_in;      /* [n][E]: rows received from PE j for expert e (only mine used) */
+    float *back;            /* [max_tokens * k][H]: outputs coming home, one per (token, slot) */
+    uint64_t *back_in;      /* [n]: outputs received from PE j */
+    /* device, this PE only */
+    int *idx;               /* [max_tokens * k]: the last dispatch's routing (copied) */
+    float *weights;         /* [max_tokens * k] */
+    int *dst_row;           /* [max_tokens * k]: where (t, s) lands on its expert's PE */
+    int32_t *meta_src;      /* [max_tokens * k][2]: (t, s) of entry t * k + s, what a row's meta is */
+    int *row_start;         /* [n_local * n + 1]: where the rows of (local expert l, source j) start */
+    int *err;               /* device: a bad routing entry found by the counts kernel */
+    int *src_pe, *src_token, *src_slot; /* [n * max_tokens * k]: the layout */
+    uint64_t *rows_expected;/* [n][E]: running totals of rows_in[j][e] (never reset) */
+    uint64_t *back_expected;/* [n]: running totals of back_in[j] */
+    int *info;              /* mapped host memory: n_rows, expert_count[n_local], a bad entry */
+    int *h_count, *h_offset;/* host copies for tm_layout_t */
+} tm_moe_t;
+tm_moe_t *tm_moe_create(const tm_config_t *config);   /* collective, same config everywhere */
+void tm_moe_destroy(tm_moe_t *moe);                   /* collective */
+int tm_moe_expert_pe(const tm_moe_t *moe, int expert);
+/* x, topk_idx, topk_weights: device arrays of this PE's num_tokens tokens. Every PE calls it.
+ * Returns when the layout is known (the host reads the number of rows received, as DeepEP's
+ * normal dispatch does); the rows themselves are in *recv_x when `st` gets there. */
+int tm_dispatch(tm_moe_t *moe, const float *x, int num_tokens, const int *topk_idx,
+                const float *topk_weights, float **recv_x, tm_layout_t *layout, cudaStream_t st);
+/* expert_out: layout.n_rows rows in recv_x's order (may be recv_x). y: num_tokens rows, in
+ * device memory, complete when `st` gets there; y[t] = sum over s in slot order of
+ * weight(t, s) x output(t, s), bit for bit chapter 3.1's sum. */
+int tm_combine(tm_moe_t *moe, const float *expert_out, float *y, cudaStream_t st);
+
+/* Provided: the first expert of PE p (p = n: E), and the PE that owns expert e. */
+__host__ __device__ static inline int tm_first_expert(int E, int n, int p)
+{
+    return (int)((long long)p * E / n);
+}
+__host__ __device__ static inline int tm_owner(int E, int n, int e)
+{
+    int p = (int)(((long long)e * n) / E);
+    while (p > 0 && tm_first_expert(E, n, p) > e) p--;
+    while (p + 1 < n && tm_first_expert(E, n, p + 1) <= e) p++;
+    return p;
+}
+/* Provided: waits on the host until `st` has done everything queued, at most TMOE_WAIT_S seconds
+ * (default 60); then stops with a sentence naming `what` (a PE that never came, or a TODO). */
+void tm_wait_stream(cudaStream_t st, const char *what);
+/* Provided: blocks of 512 threads (16 warps) for `warps` warps of work, at most one per SM. */
+int tm_grid(size_t warps);
+
+#endif
