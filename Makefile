@@ -71,7 +71,7 @@ NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES
 .SECONDARY:
 .PHONY: book check-book deps-book
 .PHONY: gpu gpu-test gpu-bench gpu-check
-.PHONY: all help deps lib pe-programs bench-programs suites grader unit stubs check-stubs week1 \
+.PHONY: all help deps lib pe-programs bench-programs suites grader unit stubs check-stubs lint week1 \
         week2 week3 test \
         clean print-build-dir print-chapters
 
@@ -95,6 +95,7 @@ help:
 	@echo "  make unit         build the grader's own unit tests (build/grader/unit_tests)"
 	@echo "  make stubs        generate every chapter's stub from solutions/ into build/stubs/"
 	@echo "  make check-stubs  check that the committed stubs in week1/ equal a fresh generation"
+	@echo "  make lint         static analysis (cppcheck) of solutions/, grader/ and tools/"
 	@echo "  make gpu          build chapter 3.3 (CUDA + NVSHMEM) with nvcc into build/gpu/<impl>/;"
 	@echo "                    says why not where nvcc or NVSHMEM is missing"
 	@echo "  make gpu-test     run chapter 3.3's tests (needs 2 GPUs and NVSHMEM; else skipped)"
@@ -177,6 +178,19 @@ build/stubs/%: solutions/% $(STUBGEN)
 
 check-stubs: $(STUB_FILES)
 	@tools/check-stubs
+
+# ---- Static analysis: cppcheck over solutions/, grader/ and tools/ (make test runs it) ----------
+# .cppcheck/tshmem.cfg tells cppcheck what the sources cannot (noreturn functions, Criterion's
+# Test macro); .cppcheck/suppressions.txt lists each finding that is not a defect, with why.
+# tools/testdata holds the stub generator's fixtures: inputs, not code that runs.
+LINT_FLAGS := -q --error-exitcode=1 --std=c11 --library=.cppcheck/tshmem.cfg \
+              --enable=warning,portability,performance --inline-suppr \
+              --suppressions-list=.cppcheck/suppressions.txt --suppress=missingIncludeSystem \
+              -i tools/testdata -Iinclude -Igrader/harness -Igrader/src -Igrader/tests \
+              -Igrader/pe -Igrader/bench --template='{file}:{line}: {severity} [{id}] {message}'
+
+lint:
+	@cppcheck $(LINT_FLAGS) solutions grader tools
 
 # ---- Chapter 3.3 on real GPUs: nvcc + NVSHMEM (+ NCCL for the benchmark) ---------------------
 # tools/gpu-env finds nvcc, NVSHMEM (NVSHMEM_HOME, or the Python wheel nvidia-nvshmem) and NCCL
