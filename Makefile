@@ -40,8 +40,26 @@ empty :=
 space := $(empty) $(empty)
 base_root = $(if $(filter solutions,$(IMPL)),solutions,$(if $(filter stubs,$(IMPL)),build/stubs,.))
 src_root  = $(if $(filter $(call ch_id,$1),$(STUB)),build/stubs,$(if $(filter $(call ch_id,$1),$(REF)),solutions,$(base_root)))
-VARIANT   := $(IMPL)$(if $(strip $(REF)),+ref-$(subst $(space),-,$(strip $(REF))))$(if $(strip $(STUB)),+stub-$(subst $(space),-,$(strip $(STUB))))
+VARIANT   := $(IMPL)$(if $(strip $(REF)),+ref-$(subst $(space),-,$(strip $(REF))))$(if $(strip $(STUB)),+stub-$(subst $(space),-,$(strip $(STUB))))$(if $(SAN),+$(SAN))
 BUILD     := build/$(VARIANT)
+
+# SAN=address: the runtime, PE programs, benchmarks, suites and grader under AddressSanitizer
+# and UndefinedBehaviorSanitizer (build/<variant>+address/, build/grader-address/);
+# SAN=thread: the runtime and PE programs under ThreadSanitizer (build/<variant>+thread/).
+# `make sanitize` runs the suites on them; tools/sanitize/ holds the sanitizers' settings.
+SAN ?=
+ifeq ($(SAN),address)
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+else ifeq ($(SAN),thread)
+# TSan does not model atomic_thread_fence (-Wtsan says so); the runtime orders its shared words
+# with atomics, and uses fences only beside them.
+SAN_FLAGS := -fsanitize=thread -Wno-tsan
+else ifneq ($(SAN),)
+$(error SAN must be address or thread, not '$(SAN)')
+endif
+RT_CFLAGS := $(CFLAGS) $(SAN_FLAGS)
+GR_CFLAGS := $(CFLAGS) $(if $(filter address,$(SAN)),$(SAN_FLAGS))
+GR_DIR    := build/grader$(if $(filter address,$(SAN)),-address)
 
 ifeq ($(filter $(IMPL),learner solutions stubs),)
 $(error IMPL must be learner, solutions or stubs, not '$(IMPL)')
@@ -56,14 +74,14 @@ LIB_OBJS     := $(patsubst solutions/%.c,$(BUILD)/obj/%.o,$(SOLUTION_SRC))
 LIB          := $(BUILD)/lib/libtshmem.a
 PE_PROGS     := $(patsubst grader/pe/%.c,$(BUILD)/bin/%,$(wildcard grader/pe/pe_*.c))
 BENCH_PROGS  := $(patsubst grader/bench/%.c,$(BUILD)/bin/%,$(wildcard grader/bench/bench_*.c))
-SUITES       := $(patsubst grader/tests/%.c,build/grader/%,$(wildcard grader/tests/suite_*.c))
+SUITES       := $(patsubst grader/tests/%.c,$(GR_DIR)/%,$(wildcard grader/tests/suite_*.c))
 HARNESS      := grader/harness/job.c grader/harness/report.c
 GRADER_SRC   := $(wildcard grader/src/*.c)
 GRADER_LIBS  := -ljansson -lncursesw
-GRADER       := build/grader/grader
+GRADER       := $(GR_DIR)/grader
 # The grader's own unit tests: its modules (all but main.c) under Criterion.
 UNIT_SRC     := $(wildcard grader/unit/*.c)
-UNIT         := build/grader/unit_tests
+UNIT         := $(GR_DIR)/unit_tests
 STUBGEN      := build/tools/stubgen
 # Stubs are needed only by variants that take a chapter from them.
 NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES))
@@ -71,7 +89,8 @@ NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES
 .SECONDARY:
 .PHONY: book check-book deps-book
 .PHONY: gpu gpu-test gpu-bench gpu-check
-.PHONY: all help deps lib pe-programs bench-programs suites grader unit stubs check-stubs lint week1 \
+.PHONY: all help deps lib pe-programs bench-programs suites grader unit stubs check-stubs lint sanitize \
+        week1 \
         week2 week3 test \
         clean print-build-dir print-chapters
 
@@ -96,6 +115,8 @@ help:
 	@echo "  make stubs        generate every chapter's stub from solutions/ into build/stubs/"
 	@echo "  make check-stubs  check that the committed stubs in week1/ equal a fresh generation"
 	@echo "  make lint         static analysis (cppcheck) of solutions/, grader/ and tools/"
+	@echo "  make sanitize     your code's tests under AddressSanitizer+UBSan, and 2.4/2.5 under"
+	@echo "                    ThreadSanitizer (IMPL=solutions: the reference; SAN_CHAPTERS=1.3)"
 	@echo "  make gpu          build chapter 3.3 (CUDA + NVSHMEM) with nvcc into build/gpu/<impl>/;"
 	@echo "                    says why not where nvcc or NVSHMEM is missing"
 	@echo "  make gpu-test     run chapter 3.3's tests (needs 2 GPUs and NVSHMEM; else skipped)"
@@ -128,7 +149,7 @@ $(LIB): $(LIB_OBJS)
 define chapter_rules
 $(BUILD)/obj/$(call ch_dir,$1)/%.o: $(call src_root,$1)/$(call ch_dir,$1)/%.c $(HEADERS) | $(NEEDS_STUBS)
 	@mkdir -p $$(@D)
-	$$(MPICC) $$(CSTD) $$(CFLAGS) $$(WARN) $$(INCLUDE) -c $$< -o $$@
+	$$(MPICC) $$(CSTD) $$(RT_CFLAGS) $$(WARN) $$(INCLUDE) -c $$< -o $$@
 endef
 $(foreach c,$(CHAPTERS),$(eval $(call chapter_rules,$c)))
 
@@ -137,33 +158,33 @@ pe-programs: $(PE_PROGS)
 
 $(BUILD)/bin/%: grader/pe/%.c $(wildcard grader/pe/*.h) $(HEADERS) $(LIB)
 	@mkdir -p $(@D)
-	$(MPICC) $(CSTD) $(CFLAGS) $(WARN) $(INCLUDE) $< $(LIB) -lpthread -lm -o $@
+	$(MPICC) $(CSTD) $(RT_CFLAGS) $(WARN) $(INCLUDE) $< $(LIB) -lpthread -lm -o $@
 
 # ---- Chapter benchmarks, linked against the variant's library -------------------------------
 bench-programs: $(BENCH_PROGS)
 
 $(BUILD)/bin/bench_%: grader/bench/bench_%.c grader/bench/bench.h $(HEADERS) $(LIB)
 	@mkdir -p $(@D)
-	$(MPICC) $(CSTD) $(CFLAGS) $(WARN) $(INCLUDE) -Igrader/bench $< $(LIB) -lpthread -lm -o $@
+	$(MPICC) $(CSTD) $(RT_CFLAGS) $(WARN) $(INCLUDE) -Igrader/bench $< $(LIB) -lpthread -lm -o $@
 
 # ---- Criterion suites and the grader (independent of the variant) -----------------------------
 suites: $(SUITES)
 
-build/grader/suite_%: grader/tests/suite_%.c $(HARNESS) grader/harness/job.h
+$(GR_DIR)/suite_%: grader/tests/suite_%.c $(HARNESS) grader/harness/job.h
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) -Igrader/harness $(INCLUDE) $< $(HARNESS) -lcriterion -ljansson -o $@
+	$(CC) $(CSTD) $(GR_CFLAGS) $(WARN) -Igrader/harness $(INCLUDE) $< $(HARNESS) -lcriterion -ljansson -o $@
 
 grader: $(GRADER)
 
 $(GRADER): $(GRADER_SRC) $(wildcard grader/src/*.h) $(HARNESS) grader/harness/job.h
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) -Igrader/harness $(GRADER_SRC) $(HARNESS) $(GRADER_LIBS) -o $@
+	$(CC) $(CSTD) $(GR_CFLAGS) $(WARN) -Igrader/harness $(GRADER_SRC) $(HARNESS) $(GRADER_LIBS) -o $@
 
 unit: $(UNIT)
 
 $(UNIT): $(UNIT_SRC) $(wildcard grader/unit/*.h) $(GRADER_SRC) $(wildcard grader/src/*.h) $(HARNESS)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) -Igrader/src -Igrader/harness $(UNIT_SRC) \
+	$(CC) $(CSTD) $(GR_CFLAGS) $(WARN) -Igrader/src -Igrader/harness $(UNIT_SRC) \
 	    $(filter-out grader/src/main.c,$(GRADER_SRC)) $(HARNESS) -lcriterion $(GRADER_LIBS) -o $@
 
 # ---- Stubs: generated from solutions/, committed in week1/ ... --------------------------------
@@ -191,6 +212,38 @@ LINT_FLAGS := -q --error-exitcode=1 --std=c11 --library=.cppcheck/tshmem.cfg \
 
 lint:
 	@cppcheck $(LINT_FLAGS) solutions grader tools
+
+# ---- Sanitizers: every suite on a build under ASan+UBSan, the threaded chapters under TSan --------
+# IMPL=learner (your code, the default) or IMPL=solutions; SAN_CHAPTERS / TSAN_CHAPTERS choose
+# what runs (a chapter id, weekN or all). tools/sanitize/ holds the settings and the
+# suppressions of Open MPI's own findings, each with its reason. The tests' timeouts are
+# scaled: a sanitized PE runs several times slower, it does not hang more.
+SAN_CHAPTERS  ?= all
+TSAN_CHAPTERS ?= 2.4 2.5
+SAN_IMPL      = $(if $(filter solutions,$(IMPL)),--impl solutions)
+SAN_ENV       = TSHMEM_TEST_TIMEOUT_SCALE=4 \
+                ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:detect_stack_use_after_return=0 \
+                LSAN_OPTIONS=suppressions=$(CURDIR)/tools/sanitize/lsan.supp:print_suppressions=0 \
+                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# Under TSan, Open MPI's memory hooks (its patcher, and UCX's and libfabric's behind it) catch
+# the munmap of a thread's stack as the thread ends and crash TSan's runtime: the TSan runs use
+# Open MPI's ob1 layer over shared memory and TCP, without them.
+TSAN_ENV      = TSAN_OPTIONS=suppressions=$(CURDIR)/tools/sanitize/tsan.supp:halt_on_error=1:second_deadlock_stack=1 \
+                OMPI_MCA_memory=^patcher OMPI_MCA_pml=ob1 OMPI_MCA_osc=^ucx OMPI_MCA_btl=^uct,ofi \
+                OMPI_MCA_mtl=^ofi
+
+sanitize: deps
+	@$(MAKE) --no-print-directory -s SAN=address grader suites
+	@$(MAKE) --no-print-directory -s grader suites
+	@status=0; \
+	for ch in $(SAN_CHAPTERS); do \
+	  echo "== $$ch under AddressSanitizer and UndefinedBehaviorSanitizer"; \
+	  $(SAN_ENV) SAN=address build/grader-address/grader test $$ch $(SAN_IMPL) || status=1; \
+	done; \
+	for ch in $(TSAN_CHAPTERS); do \
+	  echo "== $$ch under ThreadSanitizer"; \
+	  $(SAN_ENV) $(TSAN_ENV) SAN=thread build/grader/grader test $$ch $(SAN_IMPL) || status=1; \
+	done; exit $$status
 
 # ---- Chapter 3.3 on real GPUs: nvcc + NVSHMEM (+ NCCL for the benchmark) ---------------------
 # tools/gpu-env finds nvcc, NVSHMEM (NVSHMEM_HOME, or the Python wheel nvidia-nvshmem) and NCCL
