@@ -49,7 +49,8 @@ BUILD     := build/$(VARIANT)
 # `make sanitize` runs the suites on them; tools/sanitize/ holds the sanitizers' settings.
 SAN ?=
 ifeq ($(SAN),address)
-SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
+             -fno-optimize-sibling-calls
 else ifeq ($(SAN),thread)
 # TSan does not model atomic_thread_fence (-Wtsan says so); the runtime orders its shared words
 # with atomics, and uses fences only beside them.
