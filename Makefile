@@ -48,8 +48,27 @@ empty :=
 space := $(empty) $(empty)
 base_root = $(if $(filter solutions,$(IMPL)),solutions,$(if $(filter stubs,$(IMPL)),build/stubs,.))
 src_root  = $(if $(filter $(call ch_id,$1),$(STUB)),build/stubs,$(if $(filter $(call ch_id,$1),$(REF)),solutions,$(base_root)))
-VARIANT   := $(IMPL)$(if $(strip $(REF)),+ref-$(subst $(space),-,$(strip $(REF))))$(if $(strip $(STUB)),+stub-$(subst $(space),-,$(strip $(STUB))))
+VARIANT   := $(IMPL)$(if $(strip $(REF)),+ref-$(subst $(space),-,$(strip $(REF))))$(if $(strip $(STUB)),+stub-$(subst $(space),-,$(strip $(STUB))))$(if $(SAN),+$(SAN))
 BUILD     := build/$(VARIANT)
+
+# SAN=address: the runtime, PE programs, benchmarks, suites and grader under AddressSanitizer
+# and UndefinedBehaviorSanitizer (build/<variant>+address/, build/grader-address/);
+# SAN=thread: the runtime and PE programs under ThreadSanitizer (build/<variant>+thread/).
+# `make sanitize` runs the suites on them; tools/sanitize/ holds the sanitizers' settings.
+SAN ?=
+ifeq ($(SAN),address)
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
+             -fno-optimize-sibling-calls
+else ifeq ($(SAN),thread)
+# TSan does not model atomic_thread_fence (-Wtsan says so); the runtime orders its shared words
+# with atomics, and uses fences only beside them.
+SAN_FLAGS := -fsanitize=thread -Wno-tsan
+else ifneq ($(SAN),)
+$(error SAN must be address or thread, not '$(SAN)')
+endif
+RT_CFLAGS := $(CFLAGS) $(SAN_FLAGS)
+GR_CFLAGS := $(CFLAGS) $(if $(filter address,$(SAN)),$(SAN_FLAGS))
+GR_DIR    := build/grader$(if $(filter address,$(SAN)),-address)
 
 ifeq ($(filter $(IMPL),learner solutions stubs),)
 $(error IMPL must be learner, solutions or stubs, not '$(IMPL)')
@@ -66,21 +85,21 @@ STUB_FILES   := $(patsubst solutions/%,build/stubs/%,$(SOLUTION_SRC) $(GPU_SOLUT
 # Where a chapter's objects go: by the source they come from and the flags (every flag that
 # changes an object belongs in CFLAGS, which names the folder: build/obj/solutions-O2-g/).
 src_tag      = $(if $(filter solutions,$(call src_root,$1)),solutions,$(if $(filter build/stubs,$(call src_root,$1)),stubs,learner))
-OBJ_KEY      := $(subst =,_,$(subst /,_,$(subst $(space),,$(CFLAGS))))
+OBJ_KEY      := $(subst =,_,$(subst /,_,$(subst $(space),,$(CFLAGS))))$(if $(SAN),-$(SAN))
 obj_dir      = build/obj/$(call src_tag,$1)$(OBJ_KEY)
 LIB_OBJS     := $(foreach c,$(CHAPTERS),$(patsubst solutions/%.c,$(call obj_dir,$c)/%.o,\
                   $(wildcard solutions/$(call ch_dir,$c)/*.c)))
 LIB          := $(BUILD)/lib/libtshmem.a
 PE_PROGS     := $(patsubst grader/pe/%.c,$(BUILD)/bin/%,$(wildcard grader/pe/pe_*.c))
 BENCH_PROGS  := $(patsubst grader/bench/%.c,$(BUILD)/bin/%,$(wildcard grader/bench/bench_*.c))
-SUITES       := $(patsubst grader/tests/%.c,build/grader/%,$(wildcard grader/tests/suite_*.c))
+SUITES       := $(patsubst grader/tests/%.c,$(GR_DIR)/%,$(wildcard grader/tests/suite_*.c))
 HARNESS      := grader/harness/job.c grader/harness/report.c
 GRADER_SRC   := $(wildcard grader/src/*.c)
 GRADER_LIBS  := -ljansson -lncursesw
-GRADER       := build/grader/grader
+GRADER       := $(GR_DIR)/grader
 # The grader's own unit tests: its modules (all but main.c) under Criterion.
 UNIT_SRC     := $(wildcard grader/unit/*.c)
-UNIT         := build/grader/unit_tests
+UNIT         := $(GR_DIR)/unit_tests
 STUBGEN      := build/tools/stubgen
 STUBGEN_PY   := build/tools/stubgen-py
 # Stubs are needed only by variants that take a chapter from them.
@@ -90,7 +109,7 @@ NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES
 .PHONY: book check-book deps-book deps-torch
 .PHONY: gpu gpu-test gpu-bench gpu-check torch
 .PHONY: all help deps deps-hosts lib pe-programs bench-programs suites grader unit stubs \
-        check-stubs week1 week2 week3 test test-hosts \
+        check-stubs lint sanitize sanitize-unit week1 week2 week3 test test-hosts \
         clean print-build-dir print-chapters
 
 # Everything `grader test` and the dashboard use: your code's library and PE programs, the
@@ -124,6 +143,9 @@ help:
 	@echo "  make check-stubs  check that the committed stubs in week1/ equal a fresh generation"
 	@echo "  make torch        build chapter 3.6's Python module into build/<impl>/python/tshmem; run"
 	@echo "                    with PYTHONPATH=build/<impl>/python tools/tshrun -np N /usr/bin/python3 prog.py"
+	@echo "  make lint         static analysis (cppcheck) of solutions/, grader/ and tools/"
+	@echo "  make sanitize     your code's tests under AddressSanitizer+UBSan, and 2.4/2.5 under"
+	@echo "                    ThreadSanitizer (IMPL=solutions: the reference; SAN_CHAPTERS=1.3)"
 	@echo "  make gpu          build the GPU chapters 3.3 and 3.7 (CUDA + NVSHMEM) with nvcc into"
 	@echo "                    build/gpu/<impl>/; says why not where nvcc or NVSHMEM is missing"
 	@echo "  make gpu-test     run their tests (3.3: 2 GPUs; 3.7: 1 GPU or more; else skipped)"
@@ -163,7 +185,7 @@ $(LIB): $(LIB_OBJS)
 define chapter_rules
 $(call obj_dir,$1)/$(call ch_dir,$1)/%.o: $(call src_root,$1)/$(call ch_dir,$1)/%.c $(HEADERS) | $(NEEDS_STUBS)
 	@mkdir -p $$(@D)
-	$$(MPICC) $$(CSTD) $$(CFLAGS) -fPIC $$(WARN) $$(INCLUDE) -c $$< -o $$@.$$$$$$$$ && mv -f $$@.$$$$$$$$ $$@
+	$$(MPICC) $$(CSTD) $$(RT_CFLAGS) -fPIC $$(WARN) $$(INCLUDE) -c $$< -o $$@.$$$$$$$$ && mv -f $$@.$$$$$$$$ $$@
 endef
 $(foreach c,$(CHAPTERS),$(eval $(call chapter_rules,$c)))
 
@@ -176,7 +198,7 @@ pe-%: $(BUILD)/bin/pe_%
 
 $(BUILD)/bin/%: grader/pe/%.c $(wildcard grader/pe/*.h) $(HEADERS) $(LIB)
 	@mkdir -p $(@D)
-	$(MPICC) $(CSTD) $(CFLAGS) $(WARN) $(INCLUDE) $< $(LIB) -lpthread -lm -o $@
+	$(MPICC) $(CSTD) $(RT_CFLAGS) $(WARN) $(INCLUDE) $< $(LIB) -lpthread -lm -o $@
 
 # ---- Chapter 3.6: the Python module tshmem (C extension + Python part) ----------------------
 # -fPIC above lets the static libtshmem go into this shared object. The module is compiled
@@ -210,26 +232,26 @@ bench-programs: $(BENCH_PROGS)
 
 $(BUILD)/bin/bench_%: grader/bench/bench_%.c grader/bench/bench.h $(HEADERS) $(LIB)
 	@mkdir -p $(@D)
-	$(MPICC) $(CSTD) $(CFLAGS) $(WARN) $(INCLUDE) -Igrader/bench $< $(LIB) -lpthread -lm -o $@
+	$(MPICC) $(CSTD) $(RT_CFLAGS) $(WARN) $(INCLUDE) -Igrader/bench $< $(LIB) -lpthread -lm -o $@
 
 # ---- Criterion suites and the grader (independent of the variant) -----------------------------
 suites: $(SUITES)
 
-build/grader/suite_%: grader/tests/suite_%.c $(HARNESS) grader/harness/job.h
+$(GR_DIR)/suite_%: grader/tests/suite_%.c $(HARNESS) grader/harness/job.h
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) -Igrader/harness $(INCLUDE) $< $(HARNESS) -lcriterion -ljansson -o $@
+	$(CC) $(CSTD) $(GR_CFLAGS) $(WARN) -Igrader/harness $(INCLUDE) $< $(HARNESS) -lcriterion -ljansson -o $@
 
 grader: $(GRADER)
 
 $(GRADER): $(GRADER_SRC) $(wildcard grader/src/*.h) $(HARNESS) grader/harness/job.h
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) -Igrader/harness $(GRADER_SRC) $(HARNESS) $(GRADER_LIBS) -o $@
+	$(CC) $(CSTD) $(GR_CFLAGS) $(WARN) -Igrader/harness $(GRADER_SRC) $(HARNESS) $(GRADER_LIBS) -o $@
 
 unit: $(UNIT)
 
 $(UNIT): $(UNIT_SRC) $(wildcard grader/unit/*.h) $(GRADER_SRC) $(wildcard grader/src/*.h) $(HARNESS)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) -Igrader/src -Igrader/harness $(UNIT_SRC) \
+	$(CC) $(CSTD) $(GR_CFLAGS) $(WARN) -Igrader/src -Igrader/harness $(UNIT_SRC) \
 	    $(filter-out grader/src/main.c,$(GRADER_SRC)) $(HARNESS) -lcriterion $(GRADER_LIBS) -o $@
 
 # ---- Stubs: generated from solutions/, committed in week1/ ... --------------------------------
@@ -251,6 +273,58 @@ build/stubs/%.py: solutions/%.py $(STUBGEN_PY)
 
 check-stubs: $(STUB_FILES)
 	@tools/check-stubs
+
+# ---- Static analysis: cppcheck over solutions/, grader/ and tools/ (make test runs it) ----------
+# .cppcheck/tshmem.cfg tells cppcheck what the sources cannot (noreturn functions, Criterion's
+# Test macro); .cppcheck/suppressions.txt lists each finding that is not a defect, with why.
+# tools/testdata holds the stub generator's fixtures: inputs, not code that runs.
+LINT_FLAGS := -q --error-exitcode=1 --std=c11 --library=.cppcheck/tshmem.cfg \
+              --enable=warning,portability,performance --inline-suppr \
+              --suppressions-list=.cppcheck/suppressions.txt --suppress=missingIncludeSystem \
+              -i tools/testdata -Iinclude -Igrader/harness -Igrader/src -Igrader/tests \
+              -Igrader/pe -Igrader/bench --template='{file}:{line}: {severity} [{id}] {message}'
+
+lint:
+	@cppcheck $(LINT_FLAGS) solutions grader tools
+
+# ---- Sanitizers: every suite on a build under ASan+UBSan, the threaded chapters under TSan --------
+# IMPL=learner (your code, the default) or IMPL=solutions; SAN_CHAPTERS / TSAN_CHAPTERS choose
+# what runs (a chapter id, weekN or all). tools/sanitize/ holds the settings and the
+# suppressions of Open MPI's own findings, each with its reason. The tests' timeouts are
+# scaled: a sanitized PE runs several times slower, it does not hang more.
+SAN_CHAPTERS  ?= all
+TSAN_CHAPTERS ?= 2.4 2.5
+SAN_IMPL      = $(if $(filter solutions,$(IMPL)),--impl solutions)
+SAN_ENV       = TSHMEM_TEST_TIMEOUT_SCALE=4 \
+                ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:detect_stack_use_after_return=0 \
+                LSAN_OPTIONS=suppressions=$(CURDIR)/tools/sanitize/lsan.supp:print_suppressions=0 \
+                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# Under TSan, Open MPI's memory hooks (its patcher, and UCX's and libfabric's behind it) catch
+# the munmap of a thread's stack as the thread ends and crash TSan's runtime: the TSan runs use
+# Open MPI's ob1 layer over shared memory and TCP, without them.
+TSAN_ENV      = TSAN_OPTIONS=suppressions=$(CURDIR)/tools/sanitize/tsan.supp:halt_on_error=1:second_deadlock_stack=1 \
+                OMPI_MCA_memory=^patcher OMPI_MCA_pml=ob1 OMPI_MCA_osc=^ucx OMPI_MCA_btl=^uct,ofi \
+                OMPI_MCA_mtl=^ofi
+
+sanitize: deps
+	@$(MAKE) --no-print-directory -s SAN=address grader suites
+	@$(MAKE) --no-print-directory -s grader suites
+	@status=0; \
+	for ch in $(SAN_CHAPTERS); do \
+	  echo "== $$ch under AddressSanitizer and UndefinedBehaviorSanitizer"; \
+	  $(SAN_ENV) SAN=address build/grader-address/grader test $$ch $(SAN_IMPL) || status=1; \
+	done; \
+	for ch in $(TSAN_CHAPTERS); do \
+	  echo "== $$ch under ThreadSanitizer"; \
+	  $(SAN_ENV) $(TSAN_ENV) SAN=thread build/grader/grader test $$ch $(SAN_IMPL) || status=1; \
+	done; exit $$status
+
+# The part of it that make test runs on every submission: the grader's unit tests (its parsers
+# of course.json, the progress file, benchmark lines, cards) under ASan+UBSan. Seconds, where
+# `make sanitize` runs every suite again at several times its cost (see MAINTAINING.md).
+sanitize-unit:
+	@$(MAKE) --no-print-directory -s SAN=address unit
+	@$(SAN_ENV) TSHMEM_ROOT=$(CURDIR) build/grader-address/unit_tests --jobs=2
 
 # ---- Chapters 3.3 and 3.7 on real GPUs: nvcc + NVSHMEM (+ NCCL for the benchmarks) -----------
 # tools/gpu-env finds nvcc, NVSHMEM (NVSHMEM_HOME, or the Python wheel nvidia-nvshmem) and NCCL

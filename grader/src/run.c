@@ -265,6 +265,23 @@ static void report_tick(void *arg)
     }
 }
 
+/* The suites are built beside the grader that runs them: build/grader/, or build/grader-address/
+ * for the grader under AddressSanitizer (make sanitize). */
+static void suite_path(const struct course *c, const struct chapter *ch, char *path, size_t len)
+{
+    char self[4096], build[4200];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    char *slash = strrchr(self, '/');
+    snprintf(build, sizeof build, "%s/build/grader", c->root);
+    if (slash && !strncmp(self, build, strlen(build))) { /* a grader of this course's build/ */
+        *slash = '\0';
+        snprintf(path, len, "%s/%s", self, ch->suite);
+    } else {
+        snprintf(path, len, "%s/%s", build, ch->suite);
+    }
+}
+
 static void run_suite(const struct course *c, const struct chapter *ch, const char *bindir,
                       struct chapter_run *out, const struct run_events *ev)
 {
@@ -274,7 +291,7 @@ static void run_suite(const struct course *c, const struct chapter *ch, const ch
     int fd = mkstemp(report), log_fd = temp_file();
     if (fd >= 0)
         close(fd);
-    snprintf(suite, sizeof suite, "%s/build/grader/%s", c->root, ch->suite);
+    suite_path(c, ch, suite, sizeof suite);
     snprintf(e_root, sizeof e_root, "TSHMEM_ROOT=%s", c->root);
     snprintf(e_bin, sizeof e_bin, "TSHMEM_TEST_BIN=%s/%s/bin", c->root, bindir);
     snprintf(e_report, sizeof e_report, "TSHMEM_REPORT=%s", report);

@@ -320,6 +320,12 @@ int selftest(const struct course *c, int argc, char **argv)
         (char *[]){"bash", "tools/testdata/stubgen/run-tests.sh", "build/tools/stubgen", NULL});
     check_command(c, "the committed stubs equal a fresh generation (make check-stubs)",
                   (char *[]){"make", "-s", "--no-print-directory", "check-stubs", NULL});
+    if (argc == 0) {
+        check_command(c, "static analysis finds nothing (make lint: cppcheck)",
+                      (char *[]){"make", "-s", "--no-print-directory", "lint", NULL});
+        check_command(c, "the grader's unit tests pass under ASan+UBSan (make sanitize-unit)",
+                      (char *[]){"make", "-s", "--no-print-directory", "sanitize-unit", NULL});
+    }
     check_command(c, "a course of nothing but stubs builds and links with -Werror",
                   (char *[]){"make", "-s", "--no-print-directory", "pe-programs", "IMPL=stubs",
                              "STRICT=1", NULL});
