@@ -151,8 +151,8 @@ int pane_height(const struct dash *d)
 {
     int table = d->zoom ? 0 : d->c->n + 1;
     int h = LINES - 4 - table; /* title, pane header, status, keys */
-    if (!d->zoom && h < 5)     /* the table scrolls to leave the pane room */
-        h = LINES - 4 - 1 - (LINES >= 14 ? 6 : 3);
+    if (!d->zoom && h < 5) /* the table scrolls; the pane keeps room for an overview */
+        h = LINES >= 20 ? 8 : LINES - 4 - 1 - (LINES >= 14 ? 6 : 3);
     return h < 1 ? 1 : h;
 }
 

@@ -65,12 +65,17 @@ terminal 80 24
 dashboard
 on_screen "the roadmap at 80x24" "tshmem: build your own NVSHMEM" "0/15 done" "Code" "Test" "Points" \
   "Perf" "Doc" "1.1  Initialization & bootstrap" "1.4  Signals, atomics, barriers" \
-  "2.2  AllReduce" "3.1  MoE all-to-all dispatch/combine" "3.3  The same patterns on real GPUs" "○ to do" "Enter test" "q quit"
+  "2.2  AllReduce" "3.1  MoE all-to-all dispatch/combine" "○ to do" "Enter test" "q quit"
 on_screen "the selected chapter's overview" "Status: to do" "week1/01-init/ (init.c): the stub" \
   "Its tests have not run yet: press Enter"
 width=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$screen")
 [ "$(wc -l <"$screen")" -le 24 ] && [ "$width" -le 80 ] && ok "it fits 80x24" ||
   not_ok "it fits 80x24" "$(cat "$screen")"
+keys Down Down Down Down Down Down Down Down Down Down Down Down
+on_screen "the table scrolls to show the selected chapter" "3.3  The same patterns on real GPUs" \
+  " 3.3 The same patterns on real GPUs"
+keys Up Up Up Up Up Up Up Up Up Up Up Up
+on_screen "and back up to the first" "1.1  Initialization & bootstrap" " 1.1 Initialization & bootstrap"
 keys Down
 on_screen "Down selects the next chapter" " 1.2 Symmetric heap" "week1/02-symmetric-alloc/"
 keys Up
@@ -81,7 +86,7 @@ keys Enter
 on_screen "Enter runs the chapter's tests" "testing 1.1..."
 if see "/9 tests" 40; then ok "a live progress bar counts the tests"; else
   not_ok "a live progress bar counts the tests" "$(cat "$screen")"; fi
-on_screen "the results and their messages" "1.1: 0 passed, 9 failed" "FAIL" "not written yet"
+on_screen "the results and their messages" "1.1: 0 passed, 9 failed" "FAIL" "It stopped these tests:"
 capture
 bottom=$(grep -o "lines [0-9]*-[0-9]* of [0-9]*" "$screen")
 keys PPage
@@ -89,6 +94,7 @@ capture
 up=$(grep -o "lines [0-9]*-[0-9]* of [0-9]*" "$screen")
 [ -n "$bottom" ] && [ -n "$up" ] && [ "$bottom" != "$up" ] && ok "PgUp scrolls the pane ($bottom, then $up)" ||
   not_ok "PgUp scrolls the pane" "before: $bottom" "after: $up" "$(cat "$screen")"
+on_screen "the first task's message, once, above the tests it stopped" "Start here:" "not written yet"
 keys Tab
 on_screen "Tab shows the roadmap again, with the result" "0/9      0/16"
 keys h
@@ -161,7 +167,7 @@ on_screen "it redraws for 50x14, with fewer columns" "1.1  Initialization" "Ente
 T resize-window -t e2e -x 30 -y 10
 on_screen "a too small terminal says so" "make it at least 40x12"
 T resize-window -t e2e -x 80 -y 24
-on_screen "and recovers" "3.3  The same patterns"
+on_screen "and recovers" "2.5  Multi-node"
 keys q
 restored "q after resizing gives the terminal back" 0
 color_codes() { grep -oP '\x1b\[[0-9;]*m' "$screen" | tr -d '\033[m' | tr ';' '\n' | grep -cxE '3[0-7]|4[0-7]|9[0-7]|38|48'; }
