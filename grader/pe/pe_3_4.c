@@ -1,5 +1,6 @@
 /* pe_3_4.c: the PE side of chapter 3.4's tests: reduce-scatter and the ZeRO stages. */
 #include <math.h>
+#include <time.h>
 
 #include "pe_test.h"
 #include "tshmem_zero.h"
@@ -192,6 +193,12 @@ static void bad(int argc, char **argv)
         fprintf(stderr, "pe_3_4 bad: no misuse named '%s'\n", kind);
         exit(2);
     }
+    /* In notmember and zeroteam only PE 0 misuses the call; the team's members may return.
+     * They wait for PE 0's error to end the job (a race otherwise: a member's FAIL could end
+     * it first), and fail only if it never comes. */
+    if (tshmem_my_pe() != 0 && (!strcmp(kind, "notmember") || !strcmp(kind, "zeroteam")))
+        for (int i = 0; i < 3000; i++)
+            nanosleep(&(struct timespec){0, 10000000}, NULL);
     FAIL("PE %d: the misuse (%s) returned instead of stopping with an error", tshmem_my_pe(), kind);
 }
 
