@@ -380,7 +380,7 @@ int selftest(const struct course *c, int argc, char **argv)
         e2e(c, "watch.sh");
     }
     if (skipped)
-        printf("\n%d skipped: the chapters that need 2 GPUs and NVSHMEM (see the skip lines)",
+        printf("\n%d skipped: what needs GPUs and NVSHMEM this machine lacks (see the skip lines)",
                skipped);
     printf("\n%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
