@@ -5,9 +5,11 @@
  * dashboard driven in tmux, watch mode). */
 #define _GNU_SOURCE
 #include <jansson.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -313,6 +315,114 @@ static void bench_quick(const struct course *c)
     free(out);
 }
 
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* One chapter's checks: its page, its files, then its suite on the reference and on its stub. */
+static void chapter_checks(const struct course *c, const struct chapter *ch)
+{
+    double t0 = seconds_now();
+    printf("\n%s %s: book page, reference, then stub\n", ch->id, ch->title);
+    char src[96], what[160];
+    snprintf(src, sizeof src, "solutions/%s", ch->dir);
+    snprintf(what, sizeof what, "%s %s has every section its stubs point to", ch->id, ch->book);
+    check_command(c, what, (char *[]){"tools/check-book", src, (char *)ch->book, NULL});
+    check_chapter_files(c, ch);
+    no_scaffold_left(c, ch);
+    if (ch->requires[0] || suite_has_tests(c, ch)) {
+        grade(c, ch, "");
+        grade(c, ch, ch->id);
+    }
+    printf("  (%s checked in %.1f s)\n", ch->id, seconds_now() - t0);
+}
+
+/* How many chapters are checked at once: GRADER_SELFTEST_JOBS, else 2. Most of a suite's time
+ * is its PE jobs starting and waiting for each other (each job's processes use a fraction of a
+ * core: MAINTAINING.md, "Where the time of make test goes"), so a second chapter's suite fills
+ * the cores the first leaves idle. */
+static int selftest_width(void)
+{
+    const char *env = getenv("GRADER_SELFTEST_JOBS");
+    int width = env && *env ? atoi(env) : 2;
+    return width < 1 ? 1 : width > 8 ? 8 : width;
+}
+
+/* The chapters' checks, `width` chapters at a time, each in a child process whose output goes to
+ * a file of its own; printed whole and in course order, so the log reads as if one ran at a
+ * time. A child's counts come back on its last line. */
+static void check_chapters(const struct course *c, const struct chapter *const *chs, int n)
+{
+    int width = selftest_width();
+    if (width == 1 || n < 2) {
+        for (int i = 0; i < n; i++)
+            chapter_checks(c, chs[i]);
+        return;
+    }
+    pid_t pid[MAX_CHAPTERS];
+    FILE *out[MAX_CHAPTERS];
+    int done[MAX_CHAPTERS] = {0}, started = 0, printed = 0, running = 0;
+    while (printed < n) {
+        while (running < width && started < n && !grader_stop) {
+            fflush(stdout);
+            out[started] = tmpfile();
+            pid[started] = out[started] ? fork() : -1;
+            if (pid[started] == 0) {
+                dup2(fileno(out[started]), STDOUT_FILENO);
+                passed = failed = skipped = 0;
+                chapter_checks(c, chs[started]);
+                printf("@counts %d %d %d\n", passed, failed, skipped);
+                fflush(stdout);
+                _exit(0);
+            }
+            if (pid[started] < 0) { /* no child: check it here, in turn */
+                if (out[started])
+                    fclose(out[started]);
+                out[started] = NULL;
+                done[started] = 1;
+            } else {
+                running++;
+            }
+            started++;
+        }
+        while (printed < started && done[printed]) {
+            if (!out[printed]) {
+                chapter_checks(c, chs[printed]);
+            } else {
+                rewind(out[printed]);
+                char *line = NULL;
+                size_t cap = 0;
+                int p = 0, f = 0, k = 0, counted = 0;
+                while (getline(&line, &cap, out[printed]) > 0) {
+                    if (sscanf(line, "@counts %d %d %d", &p, &f, &k) == 3)
+                        counted = 1;
+                    else
+                        fputs(line, stdout);
+                }
+                free(line);
+                fclose(out[printed]);
+                passed += p, failed += f, skipped += k;
+                if (!counted)
+                    check(0, "the chapter's checks ran to their end", chs[printed]->id);
+            }
+            printed++;
+        }
+        if (printed == n || (grader_stop && running == 0))
+            break;
+        int status;
+        pid_t w = wait(&status);
+        for (int i = 0; w > 0 && i < started; i++)
+            if (pid[i] == w && out[i] && !done[i])
+                done[i] = 1, running--;
+        if (w < 0 && errno != EINTR)
+            break;
+    }
+    fflush(stdout);
+}
+
 /* `grader selftest 3.4 ...`: the course-wide checks and those chapters' only. */
 int selftest(const struct course *c, int argc, char **argv)
 {
@@ -324,6 +434,7 @@ int selftest(const struct course *c, int argc, char **argv)
                     argv[i]);
             return 2;
         }
+    double t_start = seconds_now();
     printf("The course's own checks\n");
     check_metadata(c);
     check_command(
@@ -351,34 +462,34 @@ int selftest(const struct course *c, int argc, char **argv)
               gpu);
     }
     free(gpu);
-    for (int i = 0; i < c->n; i++) {
+    const struct chapter *wanted[MAX_CHAPTERS];
+    int n = 0;
+    for (int i = 0; i < c->n && n < MAX_CHAPTERS; i++) {
         const struct chapter *ch = &c->chapters[i];
-        int wanted = argc == 0;
+        int want = argc == 0;
         for (int a = 0; a < argc; a++)
-            wanted |= course_find(c, argv[a]) == ch;
-        if (!ch->available || !wanted)
-            continue;
-        printf("\n%s %s: book page, reference, then stub\n", ch->id, ch->title);
-        char src[96], what[160];
-        snprintf(src, sizeof src, "solutions/%s", ch->dir);
-        snprintf(what, sizeof what, "%s %s has every section its stubs point to", ch->id, ch->book);
-        check_command(c, what, (char *[]){"tools/check-book", src, (char *)ch->book, NULL});
-        check_chapter_files(c, ch);
-        no_scaffold_left(c, ch);
-        if (!ch->requires[0] && !suite_has_tests(c, ch))
-            continue;
-        grade(c, ch, "");
-        grade(c, ch, ch->id);
+            want |= course_find(c, argv[a]) == ch;
+        if (ch->available && want)
+            wanted[n++] = ch;
     }
+    double t_chapters = seconds_now();
+    check_chapters(c, wanted, n);
+    double t_bench = seconds_now(), t_grader = t_bench;
     if (argc == 0) {
         printf("\nThe benchmarks, quick, on the reference\n");
         bench_quick(c);
+        t_grader = seconds_now();
         printf("\nThe grader itself: unit tests, then end to end (commands, dashboard, watch)\n");
         unit_tests(c);
         e2e(c, "commands.sh");
         e2e(c, "dashboard.sh");
         e2e(c, "watch.sh");
     }
+    double t_end = seconds_now();
+    printf("\nTime: course checks %.0f s, chapters %.0f s (%d at a time), benchmarks %.0f s, "
+           "the grader %.0f s\n",
+           t_chapters - t_start, t_bench - t_chapters, selftest_width(), t_grader - t_bench,
+           t_end - t_grader);
     if (skipped)
         printf("\n%d skipped: what needs GPUs and NVSHMEM this machine lacks (see the skip lines)",
                skipped);
