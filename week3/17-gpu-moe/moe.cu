@@ -137,5 +137,5 @@ int tm_grid(size_t warps)
         TM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     }
     size_t blocks = (warps + 15) / 16;
-    return blocks < 1 ? 1 : blocks > (size_t)sms ? sms : (int)blocks;
+    return blocks < 1 ? 1 : blocks > 2 * (size_t)sms ? 2 * sms : (int)blocks;
 }

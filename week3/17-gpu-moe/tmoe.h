@@ -215,7 +215,8 @@ __host__ __device__ static inline int tm_owner(int E, int n, int e)
  * (default 60); then stops with a sentence naming `what` (a PE that never came, or a TODO). */
 void tm_wait_stream(cudaStream_t st, const char *what);
 void tm_wait_event(cudaEvent_t ev, const char *what); /* the same, for one event */
-/* Provided: blocks of 512 threads (16 warps) for `warps` warps of work, at most one per SM. */
+/* Provided: blocks of 512 threads (16 warps) for `warps` warps of work, at most two per SM (a
+ * copy wants many bytes in flight: one block of 16 warps per SM left the memory half idle). */
 int tm_grid(size_t warps);
 
 #endif

@@ -23,19 +23,33 @@
 /* Provided: the counting sort of 3.1 in parallel. Warp w owns entries [w*per, (w+1)*per) of
  * idx (token-major, so token then slot order); cnt[w][e] counts warp w's rows for e. The routing
  * is copied on the way (m.idx, m.weights: combine needs it after the caller may have changed
- * its arrays). */
+ * its arrays). Each lane loads BATCH entries before it uses any: one block does all of this
+ * PE's entries, and one load at a time would cost a memory round trip per 32 entries. */
+#define BATCH 8
 __device__ static void count_rows(const tm_moe_t &m, const int *idx, const float *w_in,
                                   int total, int (*cnt)[TM_MAX_EXPERTS])
 {
     int w = threadIdx.x / 32, lane = threadIdx.x % 32, per = (total + WARPS - 1) / WARPS;
-    int E = m.E;
+    int E = m.E, lo = w * per, hi = min(lo + per, total);
     for (int i = threadIdx.x; i < WARPS * E; i += blockDim.x) cnt[i / E][i % E] = 0;
     __syncthreads();
-    for (int i = w * per + lane; i < total && i < (w + 1) * per; i += 32) {
-        int e = idx[i];
-        m.idx[i] = e, m.weights[i] = w_in[i];
-        if (e >= 0 && e < E) atomicAdd(&cnt[w][e], 1);
-        else if (e != -1) m.err[0] = 1, m.err[1] = i, m.err[2] = e; /* the host names it */
+    for (int base = lo + lane; base < hi; base += BATCH * 32) {
+        int e[BATCH];
+        float f[BATCH];
+#pragma unroll
+        for (int u = 0; u < BATCH; u++) {
+            int i = base + 32 * u;
+            e[u] = i < hi ? idx[i] : -1;
+            f[u] = i < hi ? w_in[i] : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < BATCH; u++) {
+            int i = base + 32 * u;
+            if (i >= hi) break;
+            m.idx[i] = e[u], m.weights[i] = f[u];
+            if (e[u] >= 0 && e[u] < E) atomicAdd(&cnt[w][e[u]], 1);
+            else if (e[u] != -1) m.err[0] = 1, m.err[1] = i, m.err[2] = e[u]; /* the host names it */
+        }
     }
     __syncthreads();
 }
@@ -114,14 +128,23 @@ __device__ static void place_rows(const int *idx, int total, int E, const int *a
     }
     __syncthreads();
     int lo = w * per, hi = min(lo + per, total);
-    for (int base = lo; base < hi; base += 32) {
-        int i = base + lane, e = i < hi ? idx[i] : -1;
-        e = e < E ? e : -1; /* a bad entry (the host stops on it) takes no place */
-        unsigned same = __match_any_sync(0xffffffffu, e), before = same & ((1u << lane) - 1);
-        if (e >= 0) dst_row[i] = cnt[w][e] + __popc(before);
-        __syncwarp();
-        if (e >= 0 && before == 0) cnt[w][e] += __popc(same); /* the group's first lane */
-        __syncwarp();
+    for (int b0 = lo; b0 < hi; b0 += BATCH * 32) { /* BATCH loads in flight, as in count_rows */
+        int e[BATCH];
+#pragma unroll
+        for (int u = 0; u < BATCH; u++) {
+            int i = b0 + 32 * u + lane, v = i < hi ? idx[i] : -1;
+            e[u] = v < E ? v : -1; /* a bad entry (the host stops on it) takes no place */
+        }
+#pragma unroll
+        for (int u = 0; u < BATCH; u++) {
+            if (b0 + 32 * u >= hi) break; /* the same for the whole warp */
+            int i = b0 + 32 * u + lane;
+            unsigned same = __match_any_sync(0xffffffffu, e[u]), before = same & ((1u << lane) - 1);
+            if (e[u] >= 0) dst_row[i] = cnt[w][e[u]] + __popc(before);
+            __syncwarp();
+            if (e[u] >= 0 && before == 0) cnt[w][e[u]] += __popc(same); /* the group's first lane */
+            __syncwarp();
+        }
     }
 }
 
