@@ -18,7 +18,7 @@
 #define TSHMEM_CHAPTER "3.7"
 #include "tmoe.h"
 
-#define WARPS TM_COUNT_WARPS
+#define WARPS 32 /* the counts kernel's block: 32 warps of 32 threads */
 
 /* Provided: the counting sort of 3.1 in parallel. Warp w owns entries [w*per, (w+1)*per) of
  * idx (token-major, so token then slot order); cnt[w][e] counts warp w's rows for e. The routing
@@ -26,8 +26,8 @@
  * its arrays). Each lane loads BATCH entries before it uses any: one block does all of this
  * PE's entries, and one load at a time would cost a memory round trip per 32 entries. */
 #define BATCH 8
-__device__ void count_rows(const tm_moe_t &m, const int *idx, const float *w_in,
-                           int total, int (*cnt)[TM_MAX_EXPERTS])
+__device__ static void count_rows(const tm_moe_t &m, const int *idx, const float *w_in,
+                                  int total, int (*cnt)[TM_MAX_EXPERTS])
 {
     int w = threadIdx.x / 32, lane = threadIdx.x % 32, per = (total + WARPS - 1) / WARPS;
     int E = m.E, lo = w * per, hi = min(lo + per, total);
@@ -114,8 +114,8 @@ __device__ static void read_counts(const tm_moe_t &m, const volatile int32_t *bo
 /* Provided: every row's place. Warp w's first place for e is at_s[e] plus the rows of warps
  * before w; within a warp's 32 entries, by rank among the lanes that have the same expert
  * (__match_any_sync): token and slot order, as 3.1 places them. */
-__device__ void place_rows(const int *idx, int total, int E, const int *at_s,
-                           int (*cnt)[TM_MAX_EXPERTS], int *dst_row)
+__device__ static void place_rows(const int *idx, int total, int E, const int *at_s,
+                                  int (*cnt)[TM_MAX_EXPERTS], int *dst_row)
 {
     int w = threadIdx.x / 32, lane = threadIdx.x % 32, per = (total + WARPS - 1) / WARPS;
     for (int e = threadIdx.x; e < E; e += blockDim.x) {
@@ -289,7 +289,7 @@ int tm_dispatch(tm_moe_t *m, const float *x, int num_tokens, const int *topk_idx
     }
     if (n_rows) layout_kernel<<<tm_grid((size_t)n_rows / 32 + 1), 512, 0, st>>>(dm, n_rows);
     TM_CUDA(cudaGetLastError());
-    m->dispatched = 1, m->ll_dispatched = 0;
+    m->dispatched = 1;
     *recv_x = m->recv;
     *layout = (tm_layout_t){ m->n_local, m->first_expert, n_rows, m->h_count, m->h_offset,
                              m->src_pe, m->src_token, m->src_slot };

@@ -185,16 +185,6 @@ typedef struct {
                                info[1 + E] a bad routing entry (flag, entry, expert) */
     cudaEvent_t counted;    /* the counts kernel of the last dispatch is done */
     int *h_count, *h_offset;/* host copies for tm_layout_t */
-    /* the low-latency path (lowlat.cu), allocated by its first call */
-    int ll_rows;            /* rows of the padded buffer: ceil(E / n) * n * max_tokens */
-    float *ll_recv;         /* symmetric: [ceil(E / n)][n][max_tokens][H]: region (l, j) */
-    int32_t *ll_meta;       /* symmetric: [ll_rows][2]: (token, slot) of each row */
-    uint64_t *ll_count;     /* symmetric: [n][E]: L << 32 | rows PE j sends to e in layer L */
-    uint64_t *ll_rows_in;   /* symmetric: [n][E]: running count of rows in (2 per row) */
-    uint64_t *ll_expected;  /* device: [n][E]: running totals of ll_rows_in */
-    int *ll_recv_count;     /* device: [n_local][n]: rows in region (l, j) this layer */
-    int *ll_src;            /* device: [3][ll_rows]: src_pe (-1: padding), src_token, src_slot */
-    int ll_dispatched;
 } tm_moe_t;
 tm_moe_t *tm_moe_create(const tm_config_t *config);   /* collective, same config everywhere */
 void tm_moe_destroy(tm_moe_t *moe);                   /* collective */
@@ -208,29 +198,6 @@ int tm_dispatch(tm_moe_t *moe, const float *x, int num_tokens, const int *topk_i
  * device memory, complete when `st` gets there; y[t] = sum over s in slot order of
  * weight(t, s) x output(t, s), bit for bit chapter 3.1's sum. */
 int tm_combine(tm_moe_t *moe, const float *expert_out, float *y, cudaStream_t st);
-
-/* Low-latency dispatch (lowlat.cu, DeepEP's low-latency mode): no count exchange and no host
- * synchronization. PE j's rows for local expert l land in region (l, j) of a padded buffer,
- * [n_local][n][max_tokens][H], from the region's first row, in token and slot order;
- * recv_count[l * n + j] (device memory) says how many. A region holds max_tokens rows, so a
- * token may route to one expert once. The first call allocates the buffers (every PE makes it).
- * Returns at once: everything is in place when `st` gets there. */
-int tm_dispatch_ll(tm_moe_t *moe, const float *x, int num_tokens, const int *topk_idx,
-                   const float *topk_weights, float **recv_x, const int **recv_count,
-                   cudaStream_t st);
-/* expert_out: the padded buffer's shape (may be recv_x); y as for tm_combine. */
-int tm_combine_ll(tm_moe_t *moe, const float *expert_out, float *y, cudaStream_t st);
-
-/* Shared by dispatch.cu, combine.cu and lowlat.cu (defined in the first two). */
-#define TM_COUNT_WARPS 32 /* the counts kernels' block: 32 warps of 32 threads */
-__device__ void count_rows(const tm_moe_t &m, const int *idx, const float *w_in, int total,
-                           int (*cnt)[TM_MAX_EXPERTS]);
-__device__ void place_rows(const int *idx, int total, int E, const int *at_s,
-                           int (*cnt)[TM_MAX_EXPERTS], int *dst_row);
-__global__ void send_rows_kernel(tm_moe_t m, const float *x, const int *idx, int total);
-__global__ void combine_send_kernel(tm_moe_t m, const float *out, int n_rows);
-__global__ void wait_back_kernel(tm_moe_t m);
-__global__ void weighted_sum_kernel(tm_moe_t m, float *y, int T);
 
 /* Provided: the first expert of PE p (p = n: E), and the PE that owns expert e. */
 __host__ __device__ static inline int tm_first_expert(int E, int n, int p)
