@@ -14,8 +14,8 @@
  * Options: --quick (ring to 4 MiB, 128 and 512 tokens); --no-ring (the MoE shapes only);
  * --profile (one untimed dispatch and combine at each of E = 64, 256 and 128, 4096 tokens,
  * nothing else: the run to put under a profiler, `ncu ... bench_3_7 --profile`). One PE alone
- * sends to itself (the ring needs two and is left out): the way to profile on one GPU, since
- * ncu does not follow PEs that share a GPU through MPS. */
+ * sends to itself (the ring needs two and is left out): the way to profile on one GPU, with
+ * no other PE's kernels beside the profiled one. */
 #define GPU_CHAPTER_H "tmoe.h"
 #include "gpu_check.h"
 #include <algorithm>
