@@ -84,7 +84,9 @@ int tm_p2p_allowed(void);
 /* ---- Provided: copies by a block or a warp. Loads bypass L1 (__ldcg): a peer may have
  * rewritten the bytes since this SM last read them (a ring slot on its next turn), and L1 is not
  * kept coherent with writes from other SMs or other GPUs. 16-byte pieces where both ends
- * allow it, then the odd bytes. ------------------------------------------------------------- */
+ * allow it, four loads in flight per thread before their stores (a copy is bound by the bytes
+ * it has in flight: with one load at a time, each thread waits a whole memory round trip per
+ * 16 bytes), then the odd bytes. ------------------------------------------------------------- */
 __device__ static inline void tm_copy(void *dst, const void *src, size_t bytes, int lane,
                                       int lanes)
 {
@@ -92,9 +94,16 @@ __device__ static inline void tm_copy(void *dst, const void *src, size_t bytes, 
     const char *s = (const char *)src;
     size_t i = 0;
     if ((((uintptr_t)d | (uintptr_t)s) & 15) == 0) {
-        for (size_t v = lane; v < bytes / 16; v += lanes)
-            ((int4 *)d)[v] = __ldcg((const int4 *)s + v);
-        i = bytes / 16 * 16;
+        const int4 *s4 = (const int4 *)s;
+        int4 *d4 = (int4 *)d;
+        size_t n4 = bytes / 16, v = lane, L = lanes;
+        for (; v + 3 * L < n4; v += 4 * L) {
+            int4 a = __ldcg(s4 + v), b = __ldcg(s4 + v + L), c = __ldcg(s4 + v + 2 * L),
+                 e = __ldcg(s4 + v + 3 * L);
+            d4[v] = a, d4[v + L] = b, d4[v + 2 * L] = c, d4[v + 3 * L] = e;
+        }
+        for (; v < n4; v += L) d4[v] = __ldcg(s4 + v);
+        i = n4 * 16;
     }
     for (size_t b = i + lane; b < bytes; b += lanes)
         d[b] = (char)__ldcg((const signed char *)s + b);
@@ -132,6 +141,7 @@ void tm_ring_stream(tm_ring_t *r, int to, const void *src, int from, void *dst, 
 /* ---- MoE dispatch and combine of chapter 3.1 on GPUs (dispatch.cu, combine.cu) --------------- */
 #define TM_MAX_EXPERTS 256 /* the layout kernel keeps a count per expert per warp in shared memory */
 #define TM_MAX_PES 64
+#define TM_MAX_RUNS (TM_MAX_EXPERTS + TM_MAX_PES) /* (local expert, source) pairs on one PE */
 typedef struct {
     int num_experts; /* E over all PEs; PE p owns experts p*E/n .. (p+1)*E/n - 1 */
     int hidden;      /* H: floats per row */
@@ -171,7 +181,9 @@ typedef struct {
     int *src_pe, *src_token, *src_slot; /* [n * max_tokens * k]: the layout */
     uint64_t *rows_expected;/* [n][E]: running totals of rows_in[j][e] (never reset) */
     uint64_t *back_expected;/* [n]: running totals of back_in[j] */
-    int *info;              /* mapped host memory: n_rows, expert_count[n_local], a bad entry */
+    int *info;              /* mapped host memory: n_rows, expert_count[n_local], and at
+                               info[1 + E] a bad routing entry (flag, entry, expert) */
+    cudaEvent_t counted;    /* the counts kernel of the last dispatch is done */
     int *h_count, *h_offset;/* host copies for tm_layout_t */
 } tm_moe_t;
 tm_moe_t *tm_moe_create(const tm_config_t *config);   /* collective, same config everywhere */
@@ -202,7 +214,9 @@ __host__ __device__ static inline int tm_owner(int E, int n, int e)
 /* Provided: waits on the host until `st` has done everything queued, at most TMOE_WAIT_S seconds
  * (default 60); then stops with a sentence naming `what` (a PE that never came, or a TODO). */
 void tm_wait_stream(cudaStream_t st, const char *what);
-/* Provided: blocks of 512 threads (16 warps) for `warps` warps of work, at most one per SM. */
+void tm_wait_event(cudaEvent_t ev, const char *what); /* the same, for one event */
+/* Provided: blocks of 512 threads (16 warps) for `warps` warps of work, at most two per SM (a
+ * copy wants many bytes in flight: one block of 16 warps per SM left the memory half idle). */
 int tm_grid(size_t warps);
 
 #endif
