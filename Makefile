@@ -93,7 +93,8 @@ LIB          := $(BUILD)/lib/libtshmem.a
 PE_PROGS     := $(patsubst grader/pe/%.c,$(BUILD)/bin/%,$(wildcard grader/pe/pe_*.c))
 BENCH_PROGS  := $(patsubst grader/bench/%.c,$(BUILD)/bin/%,$(wildcard grader/bench/bench_*.c))
 SUITES       := $(patsubst grader/tests/%.c,$(GR_DIR)/%,$(wildcard grader/tests/suite_*.c))
-HARNESS      := grader/harness/job.c grader/harness/report.c
+HARNESS      := grader/harness/job.c grader/harness/report.c \
+                grader/harness/sanitizer.c
 GRADER_SRC   := $(wildcard grader/src/*.c)
 GRADER_LIBS  := -ljansson -lncursesw
 GRADER       := $(GR_DIR)/grader
