@@ -34,6 +34,9 @@ void job_runv(struct pe_job *job, const char *chapter, const char *prog, int npe
               const char *scenario, const char *const *args, const char *const *env,
               double timeout_s);
 void job_free(struct pe_job *job);
+/* $TSHMEM_TEST_TIMEOUT_SCALE (1 if unset): how much slower than usual the PEs run (make sanitize
+   sets 4). A test's own bound on a job's time scales with it, as the timeout does. */
+double job_timeout_scale(void);
 
 /* Queries on the captured output. */
 int job_count(const struct pe_job *job, const char *needle);             /* substring occurrences */

@@ -2,7 +2,7 @@
    AddressSanitizer, LeakSanitizer, UndefinedBehaviorSanitizer and ThreadSanitizer each print a
    report of 30 to 100 lines and more: the failure message shows its head (what happened, and
    where, down to its SUMMARY line) and names a file under build/sanitizer/ that keeps the job's
-   whole output, every PE's report in full. */
+   whole output, each report in full. */
 #define _GNU_SOURCE
 #include "job.h"
 
@@ -119,5 +119,5 @@ void job_sanitizer_head(FILE *m, const struct pe_job *job, const char *report) {
     if (left_out) fprintf(m, "  (%d more lines of the report left out)\n", left_out);
     if (summary) fprintf(m, "  %.*s\n", (int)(summary_end - summary), summary);
     const char *path = saved_for(job);
-    if (path) fprintf(m, "  (the whole output, every PE's report in full: %s)\n", shown_path(path));
+    if (path) fprintf(m, "  (the job's whole output, each report in full: %s)\n", shown_path(path));
 }

@@ -44,9 +44,8 @@ static char *named_file(const char *msg)
     return strndup(p, strcspn(p, ")"));
 }
 
-TestSuite(sanitizer, .init = make_root, .fini = remove_root);
-
-Test(sanitizer, message_shows_the_report_head_and_names_the_whole_output)
+Test(sanitizer, message_shows_the_report_head_and_names_the_whole_output, .init = make_root,
+     .fini = remove_root)
 {
     struct pe_job job = job_with("pe 0: step start pid=8013\npe 1: step start pid=8014\n"
                                  "pe 0: done\n" ASAN_REPORT,
@@ -70,7 +69,7 @@ Test(sanitizer, message_shows_the_report_head_and_names_the_whole_output)
     free(text), free(path), free(msg);
 }
 
-Test(sanitizer, long_report_keeps_its_summary)
+Test(sanitizer, long_report_keeps_its_summary, .init = make_root, .fini = remove_root)
 {
     char out[8192] = "pe 0: step start pid=77\n==77==ERROR: LeakSanitizer: detected memory leaks\n";
     for (int i = 0; i < 60; i++)
@@ -85,7 +84,7 @@ Test(sanitizer, long_report_keeps_its_summary)
     free(msg);
 }
 
-Test(sanitizer, ubsan_and_tsan_reports_are_found)
+Test(sanitizer, ubsan_and_tsan_reports_are_found, .init = make_root, .fini = remove_root)
 {
     cr_assert(job_sanitizer_report("x\na.c:41:17: runtime error: signed integer overflow\n"));
     const char *tsan =
@@ -95,7 +94,7 @@ Test(sanitizer, ubsan_and_tsan_reports_are_found)
     cr_assert_null(job_sanitizer_report("pe 0: FAIL the value was 3\ntshmem: PE 0: error\n"));
 }
 
-Test(sanitizer, failure_without_a_report_reads_as_before)
+Test(sanitizer, failure_without_a_report_reads_as_before, .init = make_root, .fini = remove_root)
 {
     struct pe_job job = job_with("pe 0: step start pid=5\nsome crash text\n", 1);
     char *msg = job_problem_ok(&job);
