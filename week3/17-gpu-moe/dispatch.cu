@@ -18,41 +18,7 @@
 #define TSHMEM_CHAPTER "3.7"
 #include "tmoe.h"
 
-#define WARPS 32 /* the counts kernel's block: 32 warps of 32 threads */
-
-/* Provided: the counting sort of 3.1 in parallel. Warp w owns entries [w*per, (w+1)*per) of
- * idx (token-major, so token then slot order); cnt[w][e] counts warp w's rows for e. The routing
- * is copied on the way (m.idx, m.weights: combine needs it after the caller may have changed
- * its arrays). Each lane loads BATCH entries before it uses any: one block does all of this
- * PE's entries, and one load at a time would cost a memory round trip per 32 entries. */
-#define BATCH 8
-__device__ static void count_rows(const tm_moe_t &m, const int *idx, const float *w_in,
-                                  int total, int (*cnt)[TM_MAX_EXPERTS])
-{
-    int w = threadIdx.x / 32, lane = threadIdx.x % 32, per = (total + WARPS - 1) / WARPS;
-    int E = m.E, lo = w * per, hi = min(lo + per, total);
-    for (int i = threadIdx.x; i < WARPS * E; i += blockDim.x) cnt[i / E][i % E] = 0;
-    __syncthreads();
-    for (int base = lo + lane; base < hi; base += BATCH * 32) {
-        int e[BATCH];
-        float f[BATCH];
-#pragma unroll
-        for (int u = 0; u < BATCH; u++) {
-            int i = base + 32 * u;
-            e[u] = i < hi ? idx[i] : -1;
-            f[u] = i < hi ? w_in[i] : 0.0f;
-        }
-#pragma unroll
-        for (int u = 0; u < BATCH; u++) {
-            int i = base + 32 * u;
-            if (i >= hi) break;
-            m.idx[i] = e[u], m.weights[i] = f[u];
-            if (e[u] >= 0 && e[u] < E) atomicAdd(&cnt[w][e[u]], 1);
-            else if (e[u] != -1) m.err[0] = 1, m.err[1] = i, m.err[2] = e[u]; /* the host names it */
-        }
-    }
-    __syncthreads();
-}
+#define WARPS TM_COUNT_WARPS
 
 /* Provided: an exclusive prefix sum over the block (WARPS * 32 threads), one value per thread:
  * returns the sum of the values of the threads before this one; *total gets the sum of all.
@@ -109,43 +75,6 @@ __device__ static void read_counts(const tm_moe_t &m, const volatile int32_t *bo
     int q = threadIdx.x;
     if (q < m.n_local * n) runs_s[q] = box[(q % n) * E + m.first_expert + q / n];
     __syncthreads();
-}
-
-/* Provided: every row's place. Warp w's first place for e is at_s[e] plus the rows of warps
- * before w; within a warp's 32 entries, by rank among the lanes that have the same expert
- * (__match_any_sync): token and slot order, as 3.1 places them. */
-__device__ static void place_rows(const int *idx, int total, int E, const int *at_s,
-                                  int (*cnt)[TM_MAX_EXPERTS], int *dst_row)
-{
-    int w = threadIdx.x / 32, lane = threadIdx.x % 32, per = (total + WARPS - 1) / WARPS;
-    for (int e = threadIdx.x; e < E; e += blockDim.x) {
-        int run = at_s[e]; /* cnt[v][e] becomes warp v's first place for e */
-        for (int v = 0; v < WARPS; v++) {
-            int c = cnt[v][e];
-            cnt[v][e] = run;
-            run += c;
-        }
-    }
-    __syncthreads();
-    int lo = w * per, hi = min(lo + per, total);
-    for (int b0 = lo; b0 < hi; b0 += BATCH * 32) { /* BATCH loads in flight, as in count_rows */
-        int e[BATCH];
-#pragma unroll
-        for (int u = 0; u < BATCH; u++) {
-            int i = b0 + 32 * u + lane, v = i < hi ? idx[i] : -1;
-            e[u] = v < E ? v : -1; /* a bad entry (the host stops on it) takes no place */
-        }
-#pragma unroll
-        for (int u = 0; u < BATCH; u++) {
-            if (b0 + 32 * u >= hi) break; /* the same for the whole warp */
-            int i = b0 + 32 * u + lane;
-            unsigned same = __match_any_sync(0xffffffffu, e[u]), before = same & ((1u << lane) - 1);
-            if (e[u] >= 0) dst_row[i] = cnt[w][e[u]] + __popc(before);
-            __syncwarp();
-            if (e[u] >= 0 && before == 0) cnt[w][e[u]] += __popc(same); /* the group's first lane */
-            __syncwarp();
-        }
-    }
 }
 
 /* Provided: what this PE receives, from runs_s: rows of (local expert l, source j) start at
@@ -289,7 +218,7 @@ int tm_dispatch(tm_moe_t *m, const float *x, int num_tokens, const int *topk_idx
     }
     if (n_rows) layout_kernel<<<tm_grid((size_t)n_rows / 32 + 1), 512, 0, st>>>(dm, n_rows);
     TM_CUDA(cudaGetLastError());
-    m->dispatched = 1;
+    m->dispatched = 1, m->ll_dispatched = 0;
     *recv_x = m->recv;
     *layout = (tm_layout_t){ m->n_local, m->first_expert, n_rows, m->h_count, m->h_offset,
                              m->src_pe, m->src_token, m->src_slot };

@@ -20,6 +20,7 @@ __global__ void combine_send_kernel(tm_moe_t m, const float *out, int n_rows)
     __syncthreads();
     for (int r = (blockIdx.x * blockDim.x + threadIdx.x) / 32; r < n_rows; r += warps) {
         int home = m.src_pe[r];
+        if (home < 0) continue; /* padding of the low-latency buffer: the same for the warp */
         size_t slot = (size_t)m.src_token[r] * m.k + m.src_slot[r];
         float *to = m.back + slot * m.H;
         const float *from = out + (size_t)r * m.H;

@@ -91,6 +91,13 @@ void tm_moe_destroy(tm_moe_t *m)
     cudaFree(m->rows_expected), cudaFree(m->back_expected);
     cudaFreeHost(m->info);
     cudaEventDestroy(m->counted);
+    if (m->ll_recv) {
+        nvshmem_free(m->ll_recv);
+        nvshmem_free(m->ll_meta);
+        nvshmem_free(m->ll_count);
+        nvshmem_free(m->ll_rows_in);
+        cudaFree(m->ll_expected), cudaFree(m->ll_recv_count), cudaFree(m->ll_src);
+    }
     free(m->h_count), free(m->h_offset), free(m);
 }
 
