@@ -46,7 +46,11 @@
 
 enum { TAG_REQ = 1, TAG_DATA = 2, TAG_REPLY = 3, TAG_ACK = 4 };
 enum { REQ_PUT, REQ_GET, REQ_SIGNAL, REQ_AMO, REQ_QUIET, REQ_STOP };
-enum { PUT_INLINE = 1 }; /* a PUT's sub: its bytes came in the request's message */
+/* A PUT's sub, bits: its bytes came in the request's message (PUT_INLINE); after them the
+ * proxy applies a signal (PUT_SIGNAL: value into the word at offset cond, added with
+ * PUT_SIGNAL_ADD, else stored) and answers as to a QUIET (PUT_QUIET). A small put_signal, or a
+ * small put and the quiet after it, is then one message (see net.staged). */
+enum { PUT_INLINE = 1, PUT_SIGNAL = 2, PUT_SIGNAL_ADD = 4, PUT_QUIET = 8 };
 
 /* One request, as it travels. Addresses travel as offsets from the start of a slice: the
  * symmetric heap puts a word at the same offset in every PE's slice. */
@@ -84,6 +88,13 @@ struct transport {
     atomic_int stop;         /* REQ_STOP was taken: the proxy thread ends */
     struct request_msg held; /* under the serve lock: a request not due yet (link model) */
     int held_from, has_held;
+    long hang_warn;          /* TSHMEM_HANG_WARN, read once: waits are on the fast path */
+    int link_on;             /* TSHMEM_LINK is set: a QUIET travels on its own (link_due) */
+    /* Under net.lock: a small put that has not left yet, to PE staged_pe (-1: none). The next
+     * request to that PE takes it along (a signal, a quiet); any other sends it first
+     * (flush_staged), and so does a thread that waits, or the proxy when it finds it idle. */
+    struct request_msg staged;
+    atomic_int staged_pe;
 };
 extern struct transport net;
 
@@ -125,6 +136,10 @@ void post_request(void *msg, size_t bytes, int pe, MPI_Request *req);
 
 /* Posts a header-only request and waits until it has left. */
 void send_request(struct request *r, int pe, const char *func);
+
+/* Sends the put waiting in net.staged, if any; call with net.lock held. Requests to one PE
+ * stay in the order they were made: every call sends the staged put before its own. */
+void flush_staged(void);
 
 static inline void send_bytes(const void *buf, size_t nbytes, int pe, int tag, const char *func)
 {

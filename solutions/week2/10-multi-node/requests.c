@@ -27,16 +27,15 @@ void tshmem_offnode_put(void *dest, const void *source, size_t nbytes, int pe)
     /* BEGIN SOLUTION (Remote put): send a PUT header and then the bytes to pe's proxy, one chunk at a time; mark pe pending */
     const char *from = source;
     uint64_t offset = offset_of("tshmem_putmem", dest);
+    flush_staged(); /* an earlier small put goes first */
     if (nbytes <= INLINE_BYTES) {
-        /* Small: the bytes ride in the header's message. A copy of a few KiB costs less
-         * than a second message through MPI and the proxy. */
-        struct request_msg m;
-        m.r = (struct request){.op = REQ_PUT, .sub = PUT_INLINE, .offset = offset,
-                               .nbytes = nbytes};
-        memcpy(m.bytes, source, nbytes);
-        MPI_Request req;
-        post_request(&m, sizeof m.r + nbytes, pe, &req);
-        wait_request(&req, "tshmem_putmem", pe);
+        /* Small: the bytes ride in the header's message; a copy of a few KiB costs less than
+         * a second message through MPI and the proxy. The message waits in net.staged for
+         * our next call: put_signal's signal then travels in it (tshmem_offnode_signal). */
+        net.staged.r = (struct request){.op = REQ_PUT, .sub = PUT_INLINE, .offset = offset,
+                                        .nbytes = nbytes};
+        memcpy(net.staged.bytes, source, nbytes);
+        atomic_store_explicit(&net.staged_pe, pe, memory_order_relaxed);
         mark_pending(pe);
         net_unlock();
         return;
@@ -73,6 +72,7 @@ void tshmem_offnode_get(void *dest, const void *source, size_t nbytes, int pe)
         no_transport("tshmem_getmem", pe);
     net_lock();
     /* BEGIN SOLUTION (Remote get): ask pe's proxy for the bytes with one GET request and receive them chunk by chunk into dest */
+    flush_staged();
     struct request r = {.op = REQ_GET, .offset = offset_of("tshmem_getmem", source),
                         .nbytes = nbytes};
     char *to = dest;
@@ -105,7 +105,16 @@ void tshmem_offnode_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int 
     /* BEGIN SOLUTION (Remote signal and atomics): send a SIGNAL request; the proxy applies it after every earlier request of ours */
     struct request r = {.op = REQ_SIGNAL, .sub = (uint32_t)sig_op,
                         .offset = offset_of("tshmem_signal_op", sig_addr), .value = signal};
-    send_request(&r, pe, "tshmem_signal_op");
+    if (atomic_load_explicit(&net.staged_pe, memory_order_relaxed) == pe) {
+        /* put_signal: the signal rides in the put's message, applied after its bytes. */
+        net.staged.r.sub |= PUT_SIGNAL | (sig_op == TSHMEM_SIGNAL_ADD ? PUT_SIGNAL_ADD : 0);
+        net.staged.r.cond = r.offset;
+        net.staged.r.value = signal;
+        flush_staged();
+    } else {
+        flush_staged();
+        send_request(&r, pe, "tshmem_signal_op");
+    }
     mark_pending(pe);
     /* END SOLUTION */
     net_unlock();
@@ -119,6 +128,7 @@ uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, 
     uint64_t old = 0;
     net_lock();
     /* BEGIN SOLUTION (Remote signal and atomics): send an AMO request; for a fetching one wait for the proxy's reply */
+    flush_staged();
     struct request r = {.op = REQ_AMO, .sub = (uint32_t)op,
                         .offset = offset_of("tshmem_uint64_atomic", dest), .value = value,
                         .cond = cond};
@@ -158,6 +168,14 @@ void tshmem_offnode_quiet(void)
             continue;
         from[k] = pe;
         MPI_Irecv(NULL, 0, MPI_BYTE, pe, TAG_ACK, net.comm, &acks[k++]);
+        int staged_here = atomic_load_explicit(&net.staged_pe, memory_order_relaxed) == pe;
+        if (staged_here && !net.link_on) {
+            net.staged.r.sub |= PUT_QUIET; /* the put not sent yet asks for the answer */
+            flush_staged();
+            continue;
+        }
+        if (staged_here)
+            flush_staged(); /* under the link model a QUIET travels on its own, after it */
         send_request(&r, pe, "tshmem_quiet");
     }
     for (int i = 0; i < k; i++)
@@ -180,8 +198,19 @@ void serve(const struct request *r, const char *inline_bytes, int from)
     case REQ_PUT: {
         /* The bytes are the next TAG_DATA message from `from`: straight into the heap. */
         char *to = local_bytes(r->offset, r->nbytes, from);
-        if (r->sub == PUT_INLINE) {
+        if (r->sub & PUT_INLINE) {
             memcpy(to, inline_bytes, r->nbytes);
+            if (r->sub & PUT_SIGNAL) { /* release: after the bytes, as a SIGNAL would be */
+                _Atomic uint64_t *w = tshmem_atomic((uint64_t *)local_bytes(r->cond, 8, from));
+                if (r->sub & PUT_SIGNAL_ADD)
+                    atomic_fetch_add_explicit(w, r->value, memory_order_release);
+                else
+                    atomic_store_explicit(w, r->value, memory_order_release);
+            }
+            if (r->sub & PUT_QUIET) { /* as REQ_QUIET below: everything before is applied */
+                atomic_thread_fence(memory_order_seq_cst);
+                MPI_Send(NULL, 0, MPI_BYTE, from, TAG_ACK, net.comm);
+            }
             break;
         }
         MPI_Recv(to, (int)r->nbytes, MPI_BYTE, from, TAG_DATA, net.comm, MPI_STATUS_IGNORE);

@@ -24,18 +24,21 @@ struct transport net = {.lock = PTHREAD_MUTEX_INITIALIZER, .serve = PTHREAD_MUTE
  * core. */
 void wait_request(MPI_Request *req, const char *func, int pe)
 {
+    int done = 0;
+    MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    if (done) /* most sends of a request: eager, done at once; no wait to set up */
+        return;
     struct tshmem_spin spin;
     tshmem_spin_init(&spin, func, NULL);
     spin.warned = 1; /* its message speaks of a heap word; ours names the PE */
-    long limit = tshmem_env_int("TSHMEM_HANG_WARN");
+    long limit = net.hang_warn;
     time_t start = time(NULL);
     int warned = 0;
     for (;;) {
-        int done = 0;
+        tshmem_spin_pause(&spin);
         MPI_Test(req, &done, MPI_STATUS_IGNORE);
         if (done)
             return;
-        tshmem_spin_pause(&spin);
         if (!warned && limit > 0 && (spin.spins & 1023) == 0 && time(NULL) - start >= limit) {
             warned = 1;
             if (pe >= 0)
@@ -108,6 +111,29 @@ void send_request(struct request *r, int pe, const char *func)
     wait_request(&req, func, pe);
 }
 
+void flush_staged(void)
+{
+    int pe = atomic_load_explicit(&net.staged_pe, memory_order_relaxed);
+    if (pe < 0)
+        return;
+    atomic_store_explicit(&net.staged_pe, -1, memory_order_relaxed);
+    MPI_Request req;
+    post_request(&net.staged, sizeof net.staged.r + net.staged.r.nbytes, pe, &req);
+    wait_request(&req, "tshmem_putmem", pe);
+}
+
+/* A staged put leaves at the latest when a thread of ours waits or the proxy idles: a PE that
+ * puts and then computes must not hold its put back until its next call. trylock: a thread
+ * inside a tshmem_offnode_* call holds net.lock, and that call sends the put itself. */
+static void flush_idle(void)
+{
+    if (atomic_load_explicit(&net.staged_pe, memory_order_relaxed) < 0 ||
+        pthread_mutex_trylock(&net.lock) != 0)
+        return;
+    flush_staged();
+    net_unlock();
+}
+
 /* Takes and serves the requests that have arrived, up to a handful; returns how many. One
  * thread at a time: another that finds the lock taken returns at once (that one serves).
  * Under the link model a request taken before it is due waits in net.held, and nothing after
@@ -161,6 +187,7 @@ void tshmem_offnode_progress(void)
     if (!net.active)
         return;
     atomic_store_explicit(&net.polled, now_ns(), memory_order_relaxed);
+    flush_idle();
     poll_requests();
 }
 
@@ -197,6 +224,7 @@ static void *proxy_main(void *arg)
             last = now_ns();
             sleeps = 0;
         } else {
+            flush_idle();
             idle_pause(last, &sleeps);
         }
     }
@@ -252,8 +280,11 @@ void tshmem_transport_start(void)
     net.pending = calloc((size_t)tshmem_g.n_pes, 1);
     net.n_pending = 0;
     net.has_held = 0;
+    net.hang_warn = tshmem_env_int("TSHMEM_HANG_WARN");
+    atomic_store(&net.staged_pe, -1);
     atomic_store(&net.stop, 0);
     link_setup();
+    net.link_on = link_model.ns_per_byte > 0;
     if (pthread_create(&net.thread, NULL, proxy_main, NULL) != 0)
         tshmem_fail("tshmem_init", "could not start the proxy thread (out of threads?).");
     static int registered;
