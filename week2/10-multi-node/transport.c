@@ -134,11 +134,11 @@ static void flush_idle(void)
     net_unlock();
 }
 
-/* Takes and serves the requests that have arrived, up to a handful; returns how many. One
+/* Takes and serves the requests that have arrived, up to `most`; returns how many. One
  * thread at a time: another that finds the lock taken returns at once (that one serves).
  * Under the link model a request taken before it is due waits in net.held, and nothing after
  * it is taken until it has been served: one sender's requests stay in order. */
-static int poll_requests(void)
+static int poll_requests(int most)
 {
     if (pthread_mutex_trylock(&net.serve) != 0)
         return 0;
@@ -152,7 +152,7 @@ static int poll_requests(void)
         serve(&net.held.r, net.held.bytes, net.held_from);
         served++;
     }
-    for (; net.active && served < 16; served++) { /* active: not stopped since the caller looked */
+    for (; net.active && served < most; served++) { /* active: not stopped since the caller looked */
         int flag = 0;
         MPI_Message msg;
         MPI_Status st;
@@ -188,7 +188,10 @@ void tshmem_offnode_progress(void)
         return;
     atomic_store_explicit(&net.polled, now_ns(), memory_order_relaxed);
     flush_idle();
-    poll_requests();
+    /* One request: the word this thread waits for may be set by it, and the wait looks again
+     * at once. Probing on before it looks would add a trip through MPI's progress engine to
+     * every off-node hop. The proxy thread takes a handful. */
+    poll_requests(1);
 }
 
 /* The proxy's idle back-off. After a request it keeps polling, giving its core away between
@@ -220,7 +223,7 @@ static void *proxy_main(void *arg)
     uint64_t last = now_ns();
     unsigned sleeps = 0;
     while (!atomic_load_explicit(&net.stop, memory_order_acquire)) {
-        if (poll_requests() > 0) {
+        if (poll_requests(16) > 0) {
             last = now_ns();
             sleeps = 0;
         } else {
