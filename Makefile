@@ -75,7 +75,7 @@ $(error IMPL must be learner, solutions or stubs, not '$(IMPL)')
 endif
 
 HEADERS      := $(wildcard include/*.h)
-SOLUTION_SRC := $(foreach c,$(CHAPTERS),$(wildcard solutions/$(call ch_dir,$c)/*.c))
+SOLUTION_SRC := $(foreach c,$(CHAPTERS),$(wildcard solutions/$(call ch_dir,$c)/*.[ch]))
 GPU_SOLUTION_SRC := $(foreach c,$(GPU_CHAPTERS),$(wildcard solutions/$(call ch_dir,$c)/*.cu \
                     solutions/$(call ch_dir,$c)/*.h))
 PY_SOLUTION_SRC := $(foreach c,$(PY_CHAPTERS),$(wildcard solutions/$(call ch_dir,$c)/*.[ch] \
@@ -186,7 +186,8 @@ $(LIB): $(LIB_OBJS)
 	ar rcs $@ $^
 
 define chapter_rules
-$(call obj_dir,$1)/$(call ch_dir,$1)/%.o: $(call src_root,$1)/$(call ch_dir,$1)/%.c $(HEADERS) | $(NEEDS_STUBS)
+$(call obj_dir,$1)/$(call ch_dir,$1)/%.o: $(call src_root,$1)/$(call ch_dir,$1)/%.c $(HEADERS) \
+  $(wildcard $(call src_root,$1)/$(call ch_dir,$1)/*.h) | $(NEEDS_STUBS)
 	@mkdir -p $$(@D)
 	$$(MPICC) $$(CSTD) $$(RT_CFLAGS) -fPIC $$(WARN) $$(INCLUDE) -c $$< -o $$@.$$$$$$$$ && mv -f $$@.$$$$$$$$ $$@
 endef
