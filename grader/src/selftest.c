@@ -5,11 +5,9 @@
  * dashboard driven in tmux, watch mode). */
 #define _GNU_SOURCE
 #include <jansson.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -340,89 +338,6 @@ static void chapter_checks(const struct course *c, const struct chapter *ch)
     printf("  (%s checked in %.1f s)\n", ch->id, seconds_now() - t0);
 }
 
-/* How many chapters are checked at once: GRADER_SELFTEST_JOBS, else 2. Most of a suite's time
- * is its PE jobs starting and waiting for each other (each job's processes use a fraction of a
- * core: MAINTAINING.md, "Where the time of make test goes"), so a second chapter's suite fills
- * the cores the first leaves idle. */
-static int selftest_width(void)
-{
-    const char *env = getenv("GRADER_SELFTEST_JOBS");
-    int width = env && *env ? atoi(env) : 2;
-    return width < 1 ? 1 : width > 8 ? 8 : width;
-}
-
-/* The chapters' checks, `width` chapters at a time, each in a child process whose output goes to
- * a file of its own; printed whole and in course order, so the log reads as if one ran at a
- * time. A child's counts come back on its last line. */
-static void check_chapters(const struct course *c, const struct chapter *const *chs, int n)
-{
-    int width = selftest_width();
-    if (width == 1 || n < 2) {
-        for (int i = 0; i < n; i++)
-            chapter_checks(c, chs[i]);
-        return;
-    }
-    pid_t pid[MAX_CHAPTERS];
-    FILE *out[MAX_CHAPTERS];
-    int done[MAX_CHAPTERS] = {0}, started = 0, printed = 0, running = 0;
-    while (printed < n) {
-        while (running < width && started < n && !grader_stop) {
-            fflush(stdout);
-            out[started] = tmpfile();
-            pid[started] = out[started] ? fork() : -1;
-            if (pid[started] == 0) {
-                dup2(fileno(out[started]), STDOUT_FILENO);
-                passed = failed = skipped = 0;
-                chapter_checks(c, chs[started]);
-                printf("@counts %d %d %d\n", passed, failed, skipped);
-                fflush(stdout);
-                _exit(0);
-            }
-            if (pid[started] < 0) { /* no child: check it here, in turn */
-                if (out[started])
-                    fclose(out[started]);
-                out[started] = NULL;
-                done[started] = 1;
-            } else {
-                running++;
-            }
-            started++;
-        }
-        while (printed < started && done[printed]) {
-            if (!out[printed]) {
-                chapter_checks(c, chs[printed]);
-            } else {
-                rewind(out[printed]);
-                char *line = NULL;
-                size_t cap = 0;
-                int p = 0, f = 0, k = 0, counted = 0;
-                while (getline(&line, &cap, out[printed]) > 0) {
-                    if (sscanf(line, "@counts %d %d %d", &p, &f, &k) == 3)
-                        counted = 1;
-                    else
-                        fputs(line, stdout);
-                }
-                free(line);
-                fclose(out[printed]);
-                passed += p, failed += f, skipped += k;
-                if (!counted)
-                    check(0, "the chapter's checks ran to their end", chs[printed]->id);
-            }
-            printed++;
-        }
-        if (printed == n || (grader_stop && running == 0))
-            break;
-        int status;
-        pid_t w = wait(&status);
-        for (int i = 0; w > 0 && i < started; i++)
-            if (pid[i] == w && out[i] && !done[i])
-                done[i] = 1, running--;
-        if (w < 0 && errno != EINTR)
-            break;
-    }
-    fflush(stdout);
-}
-
 /* `grader selftest 3.4 ...`: the course-wide checks and those chapters' only. */
 int selftest(const struct course *c, int argc, char **argv)
 {
@@ -473,7 +388,8 @@ int selftest(const struct course *c, int argc, char **argv)
             wanted[n++] = ch;
     }
     double t_chapters = seconds_now();
-    check_chapters(c, wanted, n);
+    for (int i = 0; i < n; i++)
+        chapter_checks(c, wanted[i]);
     double t_bench = seconds_now(), t_grader = t_bench;
     if (argc == 0) {
         printf("\nThe benchmarks, quick, on the reference\n");
@@ -486,10 +402,8 @@ int selftest(const struct course *c, int argc, char **argv)
         e2e(c, "watch.sh");
     }
     double t_end = seconds_now();
-    printf("\nTime: course checks %.0f s, chapters %.0f s (%d at a time), benchmarks %.0f s, "
-           "the grader %.0f s\n",
-           t_chapters - t_start, t_bench - t_chapters, selftest_width(), t_grader - t_bench,
-           t_end - t_grader);
+    printf("\nTime: course checks %.0f s, chapters %.0f s, benchmarks %.0f s, the grader %.0f s\n",
+           t_chapters - t_start, t_bench - t_chapters, t_grader - t_bench, t_end - t_grader);
     if (skipped)
         printf("\n%d skipped: what needs GPUs and NVSHMEM this machine lacks (see the skip lines)",
                skipped);
