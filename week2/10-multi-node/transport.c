@@ -35,6 +35,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,8 +86,7 @@ static struct {
     pthread_mutex_t serve;   /* one of this PE's threads at a time takes requests */
     _Atomic uint64_t polled; /* when another thread than the proxy last polled (ns) */
     atomic_int stop;         /* REQ_STOP was taken: the proxy thread ends */
-    struct request_msg held; /* under the serve lock: a request not due yet (link model) */
-    int held_from, has_held;
+    struct request_msg taken; /* under the serve lock: the request being taken */
 } net = {.lock = PTHREAD_MUTEX_INITIALIZER, .serve = PTHREAD_MUTEX_INITIALIZER};
 
 /* The program's thread and chapter 2.4's progress thread may both reach another node at the
@@ -160,50 +160,22 @@ static inline void recv_bytes(void *buf, size_t nbytes, int pe, int tag, const c
     wait_request(&req, func, pe);
 }
 
-/* The link model (TSHMEM_LINK="12.5GB/s,5us"): every off-node request arrives as if a network
- * card had sent it, header and bytes at the link's bandwidth, one transfer after the other
- * per sending PE, plus the link's latency. The sender is not held up (a card's DMA works
- * without the CPU); the request is stamped with its arrival time, and whoever serves it on
- * the target holds it until then (see poll_requests). Replies (a get's bytes, an atomic's old
- * value, quiet's acknowledgement) leave when the request is due and take the link's time
- * back. The clock is CLOCK_MONOTONIC, one clock for every PE of one machine: the model is
- * for virtual nodes. */
-static struct {
-    double ns_per_byte;  /* 0: no link model */
-    uint64_t latency_ns;
-    uint64_t free_at;    /* when this PE's card is done with what it was given (net.lock) */
-} link_model;
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
+/* The link model (TSHMEM_LINK="1.25GB/s,5us", link.c): a request is stamped with the time a
+ * network card would deliver it, header and a put's bytes; the target serves it then, or, if
+ * it is answered, when its answer would be back. */
+#define now_ns tshmem_now_ns
 
 static void link_stamp(struct request *r)
 {
-    if (link_model.ns_per_byte == 0 || r->op == REQ_STOP)
-        return;
-    size_t bytes = sizeof *r + (r->op == REQ_PUT ? r->nbytes : 0);
-    uint64_t t = now_ns(), start = t > link_model.free_at ? t : link_model.free_at;
-    link_model.free_at = start + (uint64_t)(link_model.ns_per_byte * (double)bytes);
-    r->due = link_model.free_at + link_model.latency_ns;
+    if (r->op != REQ_STOP)
+        r->due = tshmem_link_stamp(sizeof *r + (r->op == REQ_PUT ? r->nbytes : 0));
 }
 
-/* When the target may serve r: its arrival, and for a request that is answered, the time its
- * answer would take back over the link as well. */
 static uint64_t link_due(const struct request *r)
 {
-    if (r->due == 0)
-        return 0;
-    size_t back = r->op == REQ_QUIET ? 0
-                  : r->op == REQ_GET ? r->nbytes
-                  : r->op == REQ_AMO && r->sub != TSHMEM_AMO_SET && r->sub != TSHMEM_AMO_ADD ? 8
-                                                                                            : 1;
-    if (back == 1) /* nothing goes back */
-        return r->due;
-    return r->due + link_model.latency_ns + (uint64_t)(link_model.ns_per_byte * (double)back);
+    int fetch = r->op == REQ_AMO && r->sub != TSHMEM_AMO_SET && r->sub != TSHMEM_AMO_ADD;
+    return tshmem_link_served_due(r->due, r->op == REQ_GET || r->op == REQ_QUIET || fetch,
+                                  r->op == REQ_GET ? r->nbytes : fetch ? 8 : 0);
 }
 
 /* Posts a request message to pe's proxy: a struct request, followed by inline bytes if any
@@ -311,25 +283,50 @@ static void serve(const struct request *r, const char *inline_bytes, int from)
     TSHMEM_TODO("The proxy thread", "apply a PUT, GET, SIGNAL, AMO or QUIET request to this PE's slice with C11 atomics, and answer where the sender waits");
 }
 
+/* Under the link model, a request m (in net.taken) that has come from `from`: the one to serve
+ * now, or NULL when it is not due yet, or something of its sender is held before it. Then it
+ * waits in the link as a copy, a put's bytes with it, received now: the sender's MPI_Isend
+ * completes without waiting for the request's time, as a card's DMA would. */
+static struct request_msg *link_arrive(struct request_msg *m, int from)
+{
+    uint64_t due = link_due(&m->r);
+    int big_put = m->r.op == REQ_PUT && m->r.sub != PUT_INLINE;
+    if (due <= now_ns() && !tshmem_link_holds(from))
+        return m;
+    size_t bytes = m->r.op == REQ_PUT ? m->r.nbytes : 0;
+    struct request_msg *copy = malloc(offsetof(struct request_msg, bytes) + bytes);
+    if (!copy)
+        tshmem_fail("proxy", "out of memory for a request of %zu bytes from PE %d on the link.",
+                    bytes, from);
+    char *to = (char *)copy + offsetof(struct request_msg, bytes);
+    copy->r = m->r;
+    if (big_put) { /* its bytes are the next TAG_DATA message from `from` */
+        MPI_Recv(to, (int)bytes, MPI_BYTE, from, TAG_DATA, net.comm, MPI_STATUS_IGNORE);
+        copy->r.sub = PUT_INLINE;
+    } else {
+        memcpy(to, m->bytes, bytes);
+    }
+    tshmem_link_hold(copy, from, due);
+    return NULL;
+}
+
 /* Takes and serves the requests that have arrived, up to a handful; returns how many. One
  * thread at a time: another that finds the lock taken returns at once (that one serves).
- * Under the link model a request taken before it is due waits in net.held, and nothing after
- * it is taken until it has been served: one sender's requests stay in order. */
+ * Under the link model the requests that have fallen due come first, and every message is
+ * taken as it arrives, to wait in the link until it is due (link_arrive). */
 static int poll_requests(void)
 {
     if (pthread_mutex_trylock(&net.serve) != 0)
         return 0;
-    int served = 0;
-    if (net.active && net.has_held) {
-        if (now_ns() < link_due(&net.held.r)) {
-            pthread_mutex_unlock(&net.serve);
-            return 0;
-        }
-        net.has_held = 0;
-        serve(&net.held.r, net.held.bytes, net.held_from);
+    int served = 0, from;
+    struct request_msg *m;
+    while (net.active && served < 16 && tshmem_link_on() && (m = tshmem_link_next(&from))) {
+        serve(&m->r, (char *)m + offsetof(struct request_msg, bytes), from);
+        free(m);
         served++;
     }
-    for (; net.active && served < 16; served++) { /* active: not stopped since the caller looked */
+    for (int taken = 0; net.active && served < 16 && taken < 64; taken++) {
+        /* active: not stopped since the caller looked */
         int flag = 0;
         MPI_Message msg;
         MPI_Status st;
@@ -337,7 +334,7 @@ static int poll_requests(void)
         MPI_Improbe(MPI_ANY_SOURCE, TAG_REQ, net.comm, &flag, &msg, &st);
         if (!flag)
             break;
-        struct request_msg *m = &net.held;
+        m = &net.taken;
         MPI_Mrecv(m, (int)sizeof *m, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
         if (m->r.op == REQ_STOP) {
             /* Our own finalize sent it, after every PE's last request: whichever thread
@@ -345,12 +342,10 @@ static int poll_requests(void)
             atomic_store_explicit(&net.stop, 1, memory_order_release);
             break;
         }
-        if (m->r.due && now_ns() < link_due(&m->r)) {
-            net.has_held = 1; /* still on the wire */
-            net.held_from = st.MPI_SOURCE;
-            break;
-        }
+        if (m->r.due && !link_arrive(m, st.MPI_SOURCE))
+            continue; /* still on the wire */
         serve(&m->r, m->bytes, st.MPI_SOURCE);
+        served++;
     }
     pthread_mutex_unlock(&net.serve);
     return served;
@@ -384,8 +379,16 @@ static void idle_pause(uint64_t last_request, unsigned *sleeps)
     }
     long us = *sleeps >= 8 ? 200 : 1L << *sleeps;
     ++*sleeps;
-    if (link_model.ns_per_byte > 0 && t - polled > SPIN_NS)
-        us = 2; /* a held request may fall due at any time, and nobody else polls */
+    if (tshmem_link_on() && t - polled > SPIN_NS && pthread_mutex_trylock(&net.serve) == 0) {
+        /* Requests wait in the link and nobody else polls: wake when the first falls due, and
+         * take the messages that come meanwhile at least every 50 us. */
+        uint64_t due = tshmem_link_next_due();
+        pthread_mutex_unlock(&net.serve);
+        if (due) {
+            tshmem_link_sleep_until(due < t + SPIN_NS ? due : t + SPIN_NS);
+            return;
+        }
+    }
     struct timespec ts = {0, us * 1000};
     nanosleep(&ts, NULL);
 }
@@ -418,27 +421,6 @@ static void exit_check(void)
     }
 }
 
-/* TSHMEM_LINK="12.5GB/s,5us": a bandwidth in GB/s or MB/s, a latency in us or ns. */
-static void link_setup(void)
-{
-    const char *text = tshmem_env_str("TSHMEM_LINK");
-    link_model.ns_per_byte = 0;
-    link_model.free_at = 0;
-    if (!text || !*text)
-        return;
-    double bw = 0, lat = 0;
-    char bw_unit[8] = "", lat_unit[8] = "";
-    if (sscanf(text, "%lf%7[^,],%lf%7s", &bw, bw_unit, &lat, lat_unit) != 4 || bw <= 0 ||
-        lat < 0 || (strcmp(bw_unit, "GB/s") && strcmp(bw_unit, "MB/s")) ||
-        (strcmp(lat_unit, "us") && strcmp(lat_unit, "ns")))
-        tshmem_fail("tshmem_init", "TSHMEM_LINK='%s' is not a link: write a bandwidth in GB/s or "
-                    "MB/s and a latency in us or ns, e.g. TSHMEM_LINK=12.5GB/s,5us (a 100 Gb/s "
-                    "network card).", text);
-    double bytes_per_ns = bw * (strcmp(bw_unit, "GB/s") ? 1e6 : 1e9) / 1e9;
-    link_model.ns_per_byte = 1.0 / bytes_per_ns;
-    link_model.latency_ns = (uint64_t)(lat * (strcmp(lat_unit, "us") ? 1.0 : 1000.0));
-}
-
 void tshmem_transport_start(void)
 {
     if (tshmem_g.n_nodes <= 1)
@@ -454,9 +436,8 @@ void tshmem_transport_start(void)
     MPI_Comm_dup(tshmem_g.comm, &net.comm);
     net.pending = calloc((size_t)tshmem_g.n_pes, 1);
     net.n_pending = 0;
-    net.has_held = 0;
     atomic_store(&net.stop, 0);
-    link_setup();
+    tshmem_link_setup(tshmem_g.n_pes);
     if (pthread_create(&net.thread, NULL, proxy_main, NULL) != 0)
         tshmem_fail("tshmem_init", "could not start the proxy thread (out of threads?).");
     static int registered;
