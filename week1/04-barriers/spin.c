@@ -57,10 +57,14 @@ __attribute__((noinline)) static void maybe_warn(struct tshmem_spin *spin)
 
 /* The first turns of a wait. Across nodes (chapter 2.5), the word we wait for is set by a
  * request that arrives by message: take it ourselves (tshmem_offnode_progress) rather than
- * wait for the proxy thread to be scheduled. */
+ * wait for the proxy thread to be scheduled. Across a modeled link (TSHMEM_LINK), that call
+ * sleeps a little each turn instead, as a thread that waits for a network card would: a
+ * thread that yields beside busy ones gets its core back only after their time slices. */
 __attribute__((noinline)) static void short_pause(unsigned long n)
 {
     tshmem_offnode_progress();
+    if (tshmem_link_on())
+        return;
     if (n < SPIN_PAUSES)
         cpu_pause();
     else
