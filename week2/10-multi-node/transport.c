@@ -351,22 +351,6 @@ static int poll_requests(void)
     return served;
 }
 
-/* Under the link model a thread that waits sleeps: until the first request on the wire to us
- * arrives, and at most LINK_NAP_NS, after which it looks again (a word set on this node, a
- * message that came meanwhile). A thread that waits for a network card sleeps too, and here it
- * matters: a sleeper is woken in time, while a thread that yields beside busy ones (the
- * backward pass of chapter 2.4) gets its core back only after their time slices. */
-#define LINK_NAP_NS 20000u
-static void link_nap(void)
-{
-    uint64_t due = 0, t = now_ns();
-    if (pthread_mutex_trylock(&net.serve) == 0) {
-        due = tshmem_link_next_due();
-        pthread_mutex_unlock(&net.serve);
-    }
-    tshmem_link_sleep_until(due > t && due < t + LINK_NAP_NS ? due : t + LINK_NAP_NS);
-}
-
 /* Called by every wait loop (tshmem_spin_pause): a thread that waits, most often for a word
  * that a request of another node will set, serves the requests itself. Waking the proxy
  * thread instead costs a scheduler round trip, several microseconds, on every message. */
@@ -376,8 +360,6 @@ void tshmem_offnode_progress(void)
         return;
     atomic_store_explicit(&net.polled, now_ns(), memory_order_relaxed);
     poll_requests();
-    if (tshmem_link_on())
-        link_nap();
 }
 
 /* The proxy's idle back-off. After a request it keeps polling, giving its core away between
@@ -397,15 +379,11 @@ static void idle_pause(uint64_t last_request, unsigned *sleeps)
     }
     long us = *sleeps >= 8 ? 200 : 1L << *sleeps;
     ++*sleeps;
-    if (tshmem_link_on() && t - polled > SPIN_NS && pthread_mutex_trylock(&net.serve) == 0) {
-        /* Requests wait in the link and nobody else polls: wake when the first falls due, and
-         * take the messages that come meanwhile at least every 50 us. */
-        uint64_t due = tshmem_link_next_due();
-        pthread_mutex_unlock(&net.serve);
-        if (due) {
-            tshmem_link_sleep_until(due < t + SPIN_NS ? due : t + SPIN_NS);
-            return;
-        }
+    if (tshmem_link_on()) {
+        /* The card's receiving side: wake when the first request on the wire falls due, and
+         * take the messages that come meanwhile at least every 100 us (tshmem_link_nap). */
+        tshmem_link_nap();
+        return;
     }
     struct timespec ts = {0, us * 1000};
     nanosleep(&ts, NULL);

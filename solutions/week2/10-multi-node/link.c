@@ -46,6 +46,7 @@ static struct {
     uint64_t latency_ns;
     uint64_t free_at;   /* when this PE's card is done with what it was given (net.lock) */
     struct held *first, *last; /* held requests in arrival order (the serve lock) */
+    _Atomic uint64_t next_due; /* the first one's due time, 0 if none: read without the lock */
     unsigned char *seen;       /* tshmem_link_next: senders with an earlier request held */
     int n_pes;
 } lm;
@@ -130,6 +131,16 @@ uint64_t tshmem_link_served_due(uint64_t due, int answered, size_t back)
     return due + lm.latency_ns + wire_ns(back);
 }
 
+/* next_due from the list (the serve lock is held). */
+static void update_next_due(void)
+{
+    uint64_t first = 0;
+    for (struct held *h = lm.first; h; h = h->next)
+        if (first == 0 || h->due < first)
+            first = h->due;
+    atomic_store_explicit(&lm.next_due, first, memory_order_relaxed);
+}
+
 /* Keeps a request (msg, from the transport's malloc) until `due`; the link owns it now. */
 void tshmem_link_hold(void *msg, int from, uint64_t due)
 {
@@ -142,6 +153,7 @@ void tshmem_link_hold(void *msg, int from, uint64_t due)
     else
         lm.first = h;
     lm.last = h;
+    update_next_due();
 }
 
 /* A held request of `from` is waiting: a later one must wait behind it. */
@@ -174,15 +186,25 @@ void *tshmem_link_next(int *from)
     }
     for (struct held *h = lm.first; h; h = h->next)
         lm.seen[h->from] = 0;
+    if (msg)
+        update_next_due();
     return msg;
 }
 
-/* When the first held request falls due; 0 when none is held. */
+/* When the first held request falls due; 0 when none is held. Any thread, without a lock. */
 uint64_t tshmem_link_next_due(void)
 {
-    uint64_t first = 0;
-    for (struct held *h = lm.first; h; h = h->next)
-        if (first == 0 || h->due < first)
-            first = h->due;
-    return first;
+    return atomic_load_explicit(&lm.next_due, memory_order_relaxed);
+}
+
+/* One turn of a wait across the link (tshmem_spin_pause): sleep until the first request on
+ * the wire to us arrives, and at most NAP_NS (100 us), then look again (for a word set on this node, a
+ * message that came meanwhile). A thread that waits for a network card sleeps too, and here
+ * it matters: a sleeper is woken in time, while a thread that yields beside busy ones (2.4's
+ * backward pass) gets its core back only after their time slices. */
+#define NAP_NS 100000u
+void tshmem_link_nap(void)
+{
+    uint64_t due = tshmem_link_next_due(), t = tshmem_now_ns();
+    tshmem_link_sleep_until(due > t && due < t + NAP_NS ? due : t + NAP_NS);
 }
