@@ -198,11 +198,11 @@ uint64_t tshmem_link_next_due(void)
 }
 
 /* One turn of a wait across the link (tshmem_spin_pause): sleep until the first request on
- * the wire to us arrives, and at most NAP_NS (100 us), then look again (for a word set on this node, a
- * message that came meanwhile). A thread that waits for a network card sleeps too, and here
- * it matters: a sleeper is woken in time, while a thread that yields beside busy ones (2.4's
- * backward pass) gets its core back only after their time slices. */
-#define NAP_NS 100000u
+ * the wire to us arrives, and at most NAP_NS (20 us), then look again (for a word set on this
+ * node, a message that came meanwhile). A thread that waits for a network card sleeps too, and
+ * here it matters: a sleeper is woken in time, while a thread that yields beside busy ones
+ * (2.4's backward pass) gets its core back only after their time slices. */
+#define NAP_NS 20000u
 void tshmem_link_nap(void)
 {
     uint64_t due = tshmem_link_next_due(), t = tshmem_now_ns();

@@ -381,7 +381,7 @@ static void idle_pause(uint64_t last_request, unsigned *sleeps)
     ++*sleeps;
     if (tshmem_link_on()) {
         /* The card's receiving side: wake when the first request on the wire falls due, and
-         * take the messages that come meanwhile at least every 100 us (tshmem_link_nap). */
+         * take the messages that come meanwhile at least every 20 us (tshmem_link_nap). */
         tshmem_link_nap();
         return;
     }
