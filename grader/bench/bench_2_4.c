@@ -246,9 +246,9 @@ static void link_sweep(const struct bench_opts *o, int n, const char *link)
     size_t layer = ((size_t)LINK_WIDTH * LINK_WIDTH + LINK_WIDTH) * sizeof(float);
     int nodes = n / tshmem_team_n_pes(TSHMEM_TEAM_NODE);
     if (tshmem_my_pe() == 0)
-        printf("# across %d virtual nodes, %d PEs, link %s: median step (us) of %d layers of "
-               "%d, %zu KiB of gradients\n"
-               "#   bucket cap    buckets     plain overlapped comm alone   hidden\n",
+        printf("# across %d virtual nodes, %d PEs, link %s: %d layers of %d, %zu KiB of "
+               "gradients\n"
+               "#   bucket cap    buckets     plain overlapped comm alone   hidden  (median us)\n",
                nodes, n, link, LINK_LAYERS, LINK_WIDTH, LINK_LAYERS * layer >> 10);
     link_row(o, n, 0, "one layer");
     link_row(o, n, 2 * layer, "two layers");

@@ -527,6 +527,14 @@ static void idle_pause(uint64_t last_request, unsigned *sleeps)
 {
     uint64_t t = now_ns();
     uint64_t polled = atomic_load_explicit(&net.polled, memory_order_relaxed);
+    if (tshmem_link_on() && (tshmem_link_next_due() || t - last_request < SPIN_NS)) {
+        /* The card's receiving side, while requests are on the wire or a burst goes on: wake
+         * when the first falls due, and look for new messages at least every 20 us
+         * (tshmem_link_nap). A yield would wait out the time slices of busy threads. */
+        *sleeps = 0;
+        tshmem_link_nap();
+        return;
+    }
     if (t - last_request < SPIN_NS && t - polled > SPIN_NS) {
         *sleeps = 0;
         sched_yield();
@@ -534,12 +542,6 @@ static void idle_pause(uint64_t last_request, unsigned *sleeps)
     }
     long us = *sleeps >= 8 ? 200 : 1L << *sleeps;
     ++*sleeps;
-    if (tshmem_link_on()) {
-        /* The card's receiving side: wake when the first request on the wire falls due, and
-         * take the messages that come meanwhile at least every 20 us (tshmem_link_nap). */
-        tshmem_link_nap();
-        return;
-    }
     struct timespec ts = {0, us * 1000};
     nanosleep(&ts, NULL);
 }
