@@ -210,7 +210,7 @@ static void link_row(const struct bench_opts *o, int n, size_t cap, const char *
     tshmem_spiral_data(c.x, c.y, (long)tshmem_my_pe() * c.n_local, c.n_local, dims[0], N_CLASSES,
                        3);
     static const enum mode modes[] = {COMM_TSHMEM, NO_OVERLAP, OVERLAP};
-    int iters = o->iters > 0 ? o->iters : o->quick ? 15 : 40, warmup = 3;
+    int iters = o->iters > 0 ? o->iters : o->quick ? 11 : 41, warmup = 2;
     double *t = malloc(sizeof(double) * 3 * (size_t)iters);
     double *slowest = malloc(sizeof(double) * 3 * (size_t)iters);
     for (int i = 0; i < warmup + iters; i++)
