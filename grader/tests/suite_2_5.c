@@ -124,8 +124,8 @@ Test(ch2_5, link_model_same_results, .description = "across a modeled network ca
     ok_on(L2x2, "rma", ARGS("1", "4097", "100000"), link);
     ok_on(L2x1, "signal", ARGS("100", "70000"), link);
     ok_on(L2x2, "fence", ARGS("100"), link);
-    ok_on(L2x2, "atomics", ARGS("50"), link);
-    ok_on(L2x3, "allreduce", ARGS("auto", "100000", "2"), link);
+    ok_on(L2x2, "atomics", ARGS("30"), link);
+    ok_on(L2x2, "allreduce", ARGS("auto", "100000", "2"), link);
     const char *const env[] = {L2x1.per_node, link, NULL};
     expect_ok_on(CH, "pe_2_4", "busy", ARGS("-"), env, 40, (int[]){L2x1.npes, END_PES});
 }
