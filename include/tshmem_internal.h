@@ -231,7 +231,7 @@ void tshmem_link_hold(void *msg, int from, uint64_t due);
 int tshmem_link_holds(int from);          /* a request of `from` is held */
 void *tshmem_link_next(int *from);        /* the next due one in order, or NULL */
 uint64_t tshmem_link_next_due(void);      /* 0: none held (any thread) */
-void tshmem_link_nap(void);               /* a wait's turn: sleep until then, 20 us at most */
+void tshmem_link_nap(unsigned long turn); /* a wait's turn: sleep until then, or a nap */
 
 /* ---- Provided: local reduction arithmetic (week2/07-allreduce/combine.c) -------------------- */
 size_t tshmem_dtype_size(enum tshmem_dtype dtype);  /* 0 if dtype is not a TSHMEM_DTYPE_* */

@@ -67,7 +67,7 @@ __attribute__((noinline)) static void short_pause(unsigned long n)
     if (n < (tshmem_link_on() ? LINK_PAUSES : SPIN_PAUSES))
         cpu_pause();
     else if (tshmem_link_on())
-        tshmem_link_nap();
+        tshmem_link_nap(n - LINK_PAUSES);
     else
         sched_yield();
 }

@@ -529,10 +529,9 @@ static void idle_pause(uint64_t last_request, unsigned *sleeps)
     uint64_t polled = atomic_load_explicit(&net.polled, memory_order_relaxed);
     if (tshmem_link_on() && (tshmem_link_next_due() || t - last_request < SPIN_NS)) {
         /* The card's receiving side, while requests are on the wire or a burst goes on: wake
-         * when the first falls due, and look for new messages at least every 20 us
-         * (tshmem_link_nap). A yield would wait out the time slices of busy threads. */
-        *sleeps = 0;
-        tshmem_link_nap();
+         * when the first falls due, and look for new messages between naps that grow from
+         * 20 us (tshmem_link_nap). A yield would wait out the time slices of busy threads. */
+        tshmem_link_nap(16 * (unsigned long)(*sleeps)++);
         return;
     }
     if (t - last_request < SPIN_NS && t - polled > SPIN_NS) {
