@@ -256,6 +256,15 @@ void tshmem_pipe_send_fwd(tshmem_pipe_t *pipe, const float *act);  /* to stage s
 void tshmem_pipe_recv_fwd(tshmem_pipe_t *pipe, float *act);        /* from stage s - 1 */
 void tshmem_pipe_send_bwd(tshmem_pipe_t *pipe, const float *grad); /* to stage s - 1 */
 void tshmem_pipe_recv_bwd(tshmem_pipe_t *pipe, float *grad);       /* from stage s + 1 */
+/* Zero-copy receive (course additions): wait for the next micro-batch as recv does, but return
+ * a pointer to it in its slot instead of copying it out. The slot stays the caller's, and its
+ * sender cannot reuse it, until the matching release sends its credit. A stage may hold up to
+ * n_slots micro-batches of a direction at once; releases give them back oldest first. A copying
+ * recv while slots are held stops with a message (its credit would free the held slots too). */
+const float *tshmem_pipe_recv_fwd_ptr(tshmem_pipe_t *pipe);  /* from stage s - 1 */
+void         tshmem_pipe_release_fwd(tshmem_pipe_t *pipe);   /* the oldest held activation */
+const float *tshmem_pipe_recv_bwd_ptr(tshmem_pipe_t *pipe);  /* from stage s + 1 */
+void         tshmem_pipe_release_bwd(tshmem_pipe_t *pipe);   /* the oldest held gradient */
 /* The schedules: one training step's forward and backward passes of n_micro micro-batches
  * through this PE's stage of the model (include/tshmem_pipe.h), accumulating its gradients.
  * GPipe: every forward, then every backward. 1F1B: n_stages - s - 1 forwards, then one forward

@@ -190,7 +190,7 @@ void tshmem_spin_init(struct tshmem_spin *spin, const char *func, const void *ad
  * it waits for after TSHMEM_HANG_WARN seconds. */
 void tshmem_spin_pause(struct tshmem_spin *spin);
 
-/* ---- 2.5: the off-node path (week2/10-multi-node/transport.c) ---------------------------------
+/* ---- 2.5: the off-node path (week2/10-multi-node/requests.c) ----------------------------------
  * The calls of 1.3 and 1.4 come here when tshmem_heap_peer answers NULL (the PE is on another
  * node). Until chapter 2.5 is written they stop with a message that names it. */
 enum tshmem_amo {

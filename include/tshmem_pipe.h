@@ -43,6 +43,8 @@ struct tshmem_pipe_dir {
                          * out of its slots, so that I may reuse that slot (SET; only grows) */
     uint64_t sent;      /* private: micro-batches I sent in this direction */
     uint64_t received;  /* private: micro-batches I received in this direction */
+    uint64_t released;  /* private: of those, how many slots I have given back (credited); a
+                         * zero-copy receive holds slots received - released .. received */
 };
 
 #define TSHMEM_PIPE_MAGIC 0x706970656c696e65ull /* "pipeline": a live tshmem_pipe_t */

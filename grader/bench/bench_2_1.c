@@ -166,15 +166,24 @@ static void measure(const struct bench_opts *o, const char *op, const char *impl
 int main(int argc, char **argv)
 {
     struct bench_opts o = bench_args(argc, argv);
+    size_t n_slots = env_size("BENCH_SLOTS", 16), slot = env_size("BENCH_SLOT_BYTES", 64u << 10);
+    /* The buffer holds a ring of n_slots slots for every PE on every PE: 16 MiB at 16 PEs with
+     * the default slots, past the default heap. MPI first, for the PE count; the heap then gets
+     * the rings (each slot with room for its header) and 16 MiB to spare, unless the user chose
+     * a size. tshmem_init sees MPI running and leaves MPI_Finalize to us. */
+    int nw, provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_size(MPI_COMM_WORLD, &nw);
+    bench_heap(((size_t)nw * n_slots * (slot + 256) + (16u << 20)) & ~(size_t)0xfffff);
     tshmem_init();
     int me = tshmem_my_pe(), n = tshmem_n_pes();
     if (n < 2) {
         fprintf(stderr, "bench_2_1: run it on 2 PEs (tools/tshrun -np 2 ...): PE 0 sends, PE 1 "
                 "receives.\n");
         tshmem_finalize();
+        MPI_Finalize();
         return 2;
     }
-    size_t n_slots = env_size("BENCH_SLOTS", 16), slot = env_size("BENCH_SLOT_BYTES", 64u << 10);
     struct stream s = {.buf = tshmem_buffer_create(n_slots, slot), .slot_bytes = slot, .me = me};
     if (me == 0)
         printf("# bench_2_1: %d PEs, PE 0 -> PE 1, buffer of %zu slots x %zu bytes; figures per "
@@ -202,5 +211,6 @@ int main(int argc, char **argv)
     tshmem_buffer_destroy(s.buf);
     free(s.src), free(s.dst), free(s.staging);
     tshmem_finalize();
+    MPI_Finalize();
     return 0;
 }

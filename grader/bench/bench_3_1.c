@@ -204,14 +204,24 @@ static void tshmem_dispatch_once(struct moe_ctx *c)
     tshmem_moe_dispatch(c->moe, c->x, c->s.T, c->s.k, c->idx, c->w, &c->recv, &c->lay);
 }
 
+static void first_read(const float *rows, size_t floats);
+
+/* Untimed: the dispatch the combine undoes, and the experts' work in between. Identity experts
+ * compute nothing, but a real expert has read every row it received before its output goes
+ * home; so each side's expert output is in the expert's cache when the combine starts: MPI's
+ * (grouped) because its regroup wrote it, tshmem's (the recv buffer itself) by a first_read.
+ * Without that read, the writers of the dispatch would still hold tshmem's rows in their
+ * caches, and the combine would pay the move that the expert's compute pays in a model. */
 static void moe_prepare_combine(void *p, int iter)
 {
     struct moe_ctx *c = p;
     (void)iter;
-    if (c->mpi)
+    if (c->mpi) {
         mpi_dispatch(c);
-    else
+    } else {
         tshmem_dispatch_once(c); /* identity experts: expert_out is the recv buffer itself */
+        first_read(c->recv, (size_t)c->lay.n_rows * c->s.H);
+    }
 }
 
 /* The experts' first read of what arrived: one load per cache line of every received row.

@@ -5,6 +5,10 @@
  *                   tshmem_pipe_recv_fwd on PE 1 (put with signal into a slot, copy out,
  *                   credit back), against MPI_Send + MPI_Recv of the same bytes (impl=mpi),
  *                   8 B .. 64 MiB. The other PEs, if any, only wait at the barriers.
+ *   op=handoff_zero_copy  the same, received with tshmem_pipe_recv_fwd_ptr: PE 1 reads the
+ *                   activation's first word where it lies, in the slot, and releases the slot
+ *                   (tshmem_pipe_release_fwd), as a layer that reads its input from the slot
+ *                   would; against the same MPI figures (a layer reads MPI's buffer as well).
  *   op=gpipe_mM     one training step of M micro-batches through every PE as a stage, GPipe
  *   op=1f1b_mM      the same step, 1F1B; M = 1, 2, 4, 8, 16. bytes = one activation.
  *
@@ -27,6 +31,7 @@ struct handoff_ctx {
     float *buf;   /* private: what stage 0 sends and stage 1 receives */
     size_t elems;
     int me;
+    float first;  /* PE 1, zero copy: the first word it read from the slot */
 };
 
 static void handoff_prepare(void *p, int iter)
@@ -45,6 +50,19 @@ static void handoff_tshmem(void *p, int iter)
         tshmem_pipe_send_fwd(c->pipe, c->buf);
     else if (c->me == 1)
         tshmem_pipe_recv_fwd(c->pipe, c->buf);
+}
+
+static void handoff_zero_copy(void *p, int iter)
+{
+    (void)iter;
+    struct handoff_ctx *c = p;
+    if (c->me == 0) {
+        tshmem_pipe_send_fwd(c->pipe, c->buf);
+    } else if (c->me == 1) {
+        const float *slot = tshmem_pipe_recv_fwd_ptr(c->pipe);
+        c->first = slot[0];
+        tshmem_pipe_release_fwd(c->pipe);
+    }
 }
 
 static void handoff_mpi(void *p, int iter)
@@ -74,7 +92,9 @@ static void handoff_bench(const struct bench_opts *o)
 {
     int me = tshmem_my_pe();
     size_t sizes[64];
-    int n_sizes = bench_wanted(o, "handoff") ? bench_sizes(o, sizes, 64) : 0;
+    int n_sizes = bench_wanted(o, "handoff") || bench_wanted(o, "handoff_zero_copy")
+                      ? bench_sizes(o, sizes, 64)
+                      : 0;
     for (int s = 0; s < n_sizes; s++) {
         struct handoff_ctx c = {.me = me};
         c.elems = sizes[s] >= sizeof(float) ? sizes[s] / sizeof(float) : 1;
@@ -89,12 +109,27 @@ static void handoff_bench(const struct bench_opts *o)
         bench_report("handoff", "tshmem", bytes, iters,
                      bench_measure((struct bench_fn){handoff_prepare, handoff_tshmem, &c}, iters),
                      1.0);
+        handoff_prepare(&c, 8);
+        if (me == 1) { /* untimed: the whole activation, read where it lies */
+            float *mine = c.buf;
+            c.buf = (float *)tshmem_pipe_recv_fwd_ptr(c.pipe);
+            handoff_check(&c, "tshmem_pipe_recv_fwd_ptr", 8);
+            c.buf = mine;
+            tshmem_pipe_release_fwd(c.pipe);
+        } else {
+            handoff_zero_copy(&c, 8);
+        }
+        bench_report("handoff_zero_copy", "tshmem", bytes, iters,
+                     bench_measure((struct bench_fn){handoff_prepare, handoff_zero_copy, &c},
+                                   iters),
+                     1.0);
         handoff_prepare(&c, 9);
         handoff_mpi(&c, 9);
         handoff_check(&c, "MPI_Recv", 9);
-        bench_report("handoff", "mpi", bytes, iters,
-                     bench_measure((struct bench_fn){handoff_prepare, handoff_mpi, &c}, iters),
-                     1.0);
+        struct bench_result mpi =
+            bench_measure((struct bench_fn){handoff_prepare, handoff_mpi, &c}, iters);
+        bench_report("handoff", "mpi", bytes, iters, mpi, 1.0);
+        bench_report("handoff_zero_copy", "mpi", bytes, iters, mpi, 1.0);
         tshmem_pipe_destroy(c.pipe);
         free(c.buf);
     }

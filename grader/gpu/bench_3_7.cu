@@ -11,7 +11,11 @@
  * Each figure: host clock around the call and a stream sync, after an MPI barrier, the slowest
  * PE, the median of REPS. Lines: bench op=.. impl=tshmem|nvshmem|nccl|ce pes=.. bytes=..
  * (bytes: rows of one PE, tokens x 6 x 2048 x 4) median_us=.. algbw_GBps=.. busbw_GBps=..
- * Options: --quick (ring to 4 MiB, 128 and 512 tokens). */
+ * Options: --quick (ring to 4 MiB, 128 and 512 tokens); --no-ring (the MoE shapes only);
+ * --profile (one untimed dispatch and combine at each of E = 64, 256 and 128, 4096 tokens,
+ * nothing else: the run to put under a profiler, `ncu ... bench_3_7 --profile`). One PE alone
+ * sends to itself (the ring needs two and is left out): the way to profile on one GPU, with
+ * no other PE's kernels beside the profiled one. */
 #define GPU_CHAPTER_H "tmoe.h"
 #include "gpu_check.h"
 #include <algorithm>
@@ -219,6 +223,36 @@ static void study_moe(int E, const std::vector<int> &tokens)
     cudaFree(x), cudaFree(y), cudaFree(w), cudaFree(idx);
 }
 
+/* One dispatch and one combine at each shape, untimed: what a profiler looks at. */
+static void study_profile(int E)
+{
+    const int k = 6, H = 2048, Tmax = 4096;
+    tm_config_t c = { E, H, k, Tmax };
+    tm_moe_t *moe = tm_moe_create(&c);
+    float *x, *w, *y, *recv;
+    int *idx;
+    size_t slots = (size_t)Tmax * k;
+    TM_CUDA(cudaMalloc(&x, (size_t)Tmax * H * 4));
+    TM_CUDA(cudaMalloc(&y, (size_t)Tmax * H * 4));
+    TM_CUDA(cudaMalloc(&w, slots * 4));
+    TM_CUDA(cudaMalloc(&idx, slots * 4));
+    fill<<<256, 256>>>(x, (size_t)Tmax * H, me);
+    fill<<<64, 256>>>(w, slots, me + 3);
+    std::vector<int> hidx(slots);
+    srand(1234 + me);
+    for (size_t i = 0; i < slots; i++) hidx[i] = (int)((i % k) * (E / k) + rand() % (E / k)); /* distinct per token */
+    TM_CUDA(cudaMemcpy(idx, hidx.data(), slots * 4, cudaMemcpyHostToDevice));
+    for (int T : { 128, 4096 }) {
+        tm_layout_t lay;
+        tm_dispatch(moe, x, T, idx, w, &recv, &lay, st);
+        tm_combine(moe, recv, y, st);
+        finish(st, "a profiled dispatch and combine", 120);
+        if (me == 0) printf("# profile: E = %d, %d tokens per PE: %d rows arrived on PE 0\n", E, T, lay.n_rows);
+    }
+    tm_moe_destroy(moe);
+    cudaFree(x), cudaFree(y), cudaFree(w), cudaFree(idx);
+}
+
 static void study_ring(size_t maxb)
 {
     tm_ring_t r;
@@ -245,17 +279,28 @@ static void study_ring(size_t maxb)
 
 int main(int argc, char **argv)
 {
-    int quick = 0;
-    for (int i = 1; i < argc; i++) quick |= strcmp(argv[i], "--quick") == 0;
+    int quick = 0, ring = 1, profile = 0;
+    for (int i = 1; i < argc; i++) {
+        quick |= strcmp(argv[i], "--quick") == 0;
+        profile |= strcmp(argv[i], "--profile") == 0;
+        if (strcmp(argv[i], "--no-ring") == 0) ring = 0;
+    }
     setenv("NVSHMEM_SYMMETRIC_SIZE", "4G", 0);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &npes);
     g_test = "bench";
-    if (npes < 2) fail_now("the study needs at least 2 PEs (mpirun -np 2), not %d", npes);
+    if (npes < 1) fail_now("the study needs at least 1 PE, not %d", npes);
     tm_init();
     TM_CUDA(cudaStreamCreate(&st));
-    use_nccl = tm_pes_per_gpu() == 1;
+    use_nccl = tm_pes_per_gpu() == 1 && npes > 1;
+    if (profile) {
+        for (int E : { 64, 256 }) study_profile(E);
+        TM_CUDA(cudaStreamDestroy(st));
+        tm_finalize();
+        MPI_Finalize();
+        return 0;
+    }
     if (use_nccl) {
         ncclUniqueId nid;
         if (me == 0) NCCL(ncclGetUniqueId(&nid));
@@ -264,11 +309,13 @@ int main(int argc, char **argv)
     }
     if (me == 0) {
         printf("# chapter 3.7 study: %d PEs, %d per GPU; median of %d after %d warm-ups; host clock, slowest PE\n", npes, tm_pes_per_gpu(), REPS, WARM);
-        if (!use_nccl)
+        if (npes == 1)
+            printf("# one PE sends to itself: the baseline is the copy engine (ce), bytes move inside one GPU's memory\n");
+        else if (!use_nccl)
             printf("# PEs share a GPU: NCCL refuses that (\"Duplicate GPU detected\"), so the baseline is the copy engine through nvshmem_ptr (ce); bytes move inside one GPU's memory, not over a link\n");
         printf("# baseline: counts first (a host sync), then rows already in destination order\n");
     }
-    study_ring(quick ? (size_t)4 << 20 : (size_t)64 << 20);
+    if (ring && npes > 1) study_ring(quick ? (size_t)4 << 20 : (size_t)64 << 20);
     std::vector<int> tokens = quick ? std::vector<int>{ 128, 512 } : std::vector<int>{ 128, 512, 1024, 4096 };
     study_moe(64, tokens);
     study_moe(256, tokens);

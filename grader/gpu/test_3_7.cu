@@ -1,5 +1,5 @@
 /* test_3_7.cu: chapter 3.7's tests, one scenario per run:
- *   mpirun -np N test_3_7 ring|dispatch|combine|layers|no_p2p
+ *   mpirun -np N test_3_7 ring|dispatch|combine|layers|no_p2p|low_latency
  * Any number of PEs from 2 (on fewer GPUs than PEs, PEs share a GPU). Every PE generates every
  * PE's tokens and routing from the same formulas, so each can compute, on the host, what chapter
  * 3.1's CPU reference gives for them: the rows it must receive, in 3.1's order (local expert,
@@ -64,6 +64,28 @@ static std::vector<expected_row> model_rows(const layer_in &in, int first, int n
     return rows;
 }
 
+/* y against 3.1's combine: out[h] += w * row[h], slot by slot, the expert a multiply. */
+static void check_combined(const layer_in &in, const float *y, const char *what)
+{
+    int T = in.tokens(me), k = in.k, H = in.H;
+    std::vector<float> hy((size_t)T * H + 1);
+    TM_CUDA(cudaMemcpy(hy.data(), y, (size_t)T * H * 4, cudaMemcpyDeviceToHost));
+    for (int t = 0; t < T; t++)
+        for (int h = 0; h < H; h++) {
+            volatile float acc = 0.0f; /* 3.1's combine: out[h] += w * row[h], slot by slot */
+            for (int s = 0; s < k; s++) {
+                int e = in.idx(me, t, s);
+                if (e < 0) continue;
+                volatile float row = in.x(me, t, h) * scale(e);
+                volatile float prod = in.w(me, t, s) * row;
+                acc = acc + prod;
+            }
+            float a = acc;
+            if (memcmp(&hy[(size_t)t * H + h], &a, 4) != 0)
+                fail_now("%s: y[token %d][%d]: expected %.9g (chapter 3.1's sum), saw %.9g%s", what, t, h, a, hy[(size_t)t * H + h], fabsf(a - hy[(size_t)t * H + h]) <= 1e-5f * fabsf(a) ? " (right up to rounding: the slot order, or a fused multiply-add, differs from 3.1's)" : "");
+        }
+}
+
 /* One layer through tm_dispatch, the expert kernel and tm_combine, checked against the model. */
 static void run_layer(tm_moe_t *moe, const layer_in &in, int check_rows, const char *what)
 {
@@ -122,23 +144,70 @@ static void run_layer(tm_moe_t *moe, const layer_in &in, int check_rows, const c
     }
     tm_combine(moe, out, y, st);
     finish(st, "tm_combine", 60);
-    std::vector<float> hy((size_t)T * H + 1);
-    TM_CUDA(cudaMemcpy(hy.data(), y, (size_t)T * H * 4, cudaMemcpyDeviceToHost));
-    for (int t = 0; t < T; t++)
-        for (int h = 0; h < H; h++) {
-            volatile float acc = 0.0f; /* 3.1's combine: out[h] += w * row[h], slot by slot */
-            for (int s = 0; s < k; s++) {
-                int e = in.idx(me, t, s);
-                if (e < 0) continue;
-                volatile float row = in.x(me, t, h) * scale(e);
-                volatile float prod = in.w(me, t, s) * row;
-                acc = acc + prod;
-            }
-            float a = acc;
-            if (memcmp(&hy[(size_t)t * H + h], &a, 4) != 0)
-                fail_now("%s: y[token %d][%d]: expected %.9g (chapter 3.1's sum), saw %.9g%s", what, t, h, a, hy[(size_t)t * H + h], fabsf(a - hy[(size_t)t * H + h]) <= 1e-5f * fabsf(a) ? " (right up to rounding: the slot order, or a fused multiply-add, differs from 3.1's)" : "");
-        }
+    check_combined(in, y, what);
     cudaFree(x), cudaFree(w), cudaFree(idx), cudaFree(y), cudaFree(out), cudaFree(offset);
+}
+
+/* The expert step on the padded buffer: region (l, j) is local expert l's. */
+__global__ void expert_ll_kernel(float *out, const float *in, size_t rows, int H, size_t per_expert,
+                                 int first)
+{
+    for (size_t r = blockIdx.x; r < rows; r += gridDim.x)
+        for (int h = threadIdx.x; h < H; h += blockDim.x)
+            out[r * H + h] = __fmul_rn(in[r * H + h], 1.0f + (float)(first + (int)(r / per_expert)) / 64.0f);
+}
+
+/* One layer through tm_dispatch_ll: every region's count and rows (PE j's rows for the expert,
+ * in token and slot order, from the region's first row), then tm_combine_ll's sums. */
+static void run_layer_ll(tm_moe_t *moe, const layer_in &in, const char *what)
+{
+    int T = in.tokens(me), k = in.k, H = in.H, M = moe->max_tokens, nl = moe->n_local;
+    std::vector<float> hx((size_t)T * H + 1), hw((size_t)T * k + 1);
+    std::vector<int> hi((size_t)T * k + 1);
+    for (int t = 0; t < T; t++) {
+        for (int h = 0; h < H; h++) hx[(size_t)t * H + h] = in.x(me, t, h);
+        for (int s = 0; s < k; s++) hi[(size_t)t * k + s] = in.idx(me, t, s), hw[(size_t)t * k + s] = in.w(me, t, s);
+    }
+    float *x, *w, *y, *out, *recv;
+    int *idx;
+    const int *count;
+    size_t rows = (size_t)nl * npes * M;
+    TM_CUDA(cudaMalloc(&x, hx.size() * 4));
+    TM_CUDA(cudaMalloc(&w, hw.size() * 4));
+    TM_CUDA(cudaMalloc(&idx, hi.size() * 4));
+    TM_CUDA(cudaMalloc(&y, ((size_t)T * H + 1) * 4));
+    TM_CUDA(cudaMalloc(&out, (rows * H + 1) * 4));
+    TM_CUDA(cudaMemcpy(x, hx.data(), hx.size() * 4, cudaMemcpyHostToDevice));
+    TM_CUDA(cudaMemcpy(w, hw.data(), hw.size() * 4, cudaMemcpyHostToDevice));
+    TM_CUDA(cudaMemcpy(idx, hi.data(), hi.size() * 4, cudaMemcpyHostToDevice));
+    tm_dispatch_ll(moe, x, T, idx, w, &recv, &count, st);
+    if (rows) expert_ll_kernel<<<256, 256, 0, st>>>(out, recv, rows, H, (size_t)npes * M, moe->first_expert);
+    finish(st, "tm_dispatch_ll", 60);
+    std::vector<int> hc((size_t)nl * npes + 1);
+    std::vector<float> hr(rows * H + 1);
+    TM_CUDA(cudaMemcpy(hc.data(), count, (size_t)nl * npes * 4, cudaMemcpyDeviceToHost));
+    TM_CUDA(cudaMemcpy(hr.data(), recv, rows * H * 4, cudaMemcpyDeviceToHost));
+    for (int l = 0; l < nl; l++)
+        for (int j = 0; j < npes; j++) {
+            int e = moe->first_expert + l, i = 0;
+            for (int t = 0; t < in.tokens(j); t++)
+                for (int s = 0; s < k; s++) {
+                    if (in.idx(j, t, s) != e) continue;
+                    const float *row = &hr[(((size_t)l * npes + j) * M + i) * H];
+                    for (int h = 0; h < H; h++) {
+                        float v = in.x(j, t, h);
+                        if (i < M && memcmp(&row[h], &v, 4) != 0)
+                            fail_now("%s: expert %d, region of PE %d, row %d: should be PE %d's token %d (slot %d), float %d: expected %.9g, saw %.9g (rows of a region are in token and slot order, from its first row)", what, e, j, i, j, t, s, h, v, row[h]);
+                    }
+                    i++;
+                }
+            if (hc[(size_t)l * npes + j] != i)
+                fail_now("%s: recv_count for expert %d from PE %d is %d, PE %d routed %d rows to it", what, e, j, hc[(size_t)l * npes + j], j, i);
+        }
+    tm_combine_ll(moe, out, y, st);
+    finish(st, "tm_combine_ll", 60);
+    check_combined(in, y, what);
+    cudaFree(x), cudaFree(w), cudaFree(idx), cudaFree(y), cudaFree(out);
 }
 
 /* The ring: every PE streams to its right neighbour while it receives from its left one, in
@@ -220,11 +289,24 @@ static void test_no_p2p(void)
     tm_moe_destroy(moe);
 }
 
+/* Low-latency layers back to back (one skewed: the last PE sends nothing), with a normal layer
+ * between them on the same handle. */
+static void test_low_latency(void)
+{
+    tm_config_t c = { 32, 256, 6, 256 };
+    tm_moe_t *moe = tm_moe_create(&c);
+    run_layer_ll(moe, layer_in{ 32, 256, 6, 40, 0 }, "low-latency layer 1");
+    run_layer_ll(moe, layer_in{ 32, 256, 6, 41, 1 }, "low-latency layer 2 (skewed)");
+    run_layer(moe, layer_in{ 32, 256, 6, 42, 0 }, 1, "a normal layer after low-latency ones");
+    run_layer_ll(moe, layer_in{ 32, 256, 6, 43, 0 }, "low-latency after a normal layer");
+    tm_moe_destroy(moe);
+}
+
 int main(int argc, char **argv)
 {
     struct { const char *name; void (*fn)(void); } tests[] = {
         { "ring", test_ring }, { "dispatch", test_dispatch }, { "combine", test_combine },
-        { "layers", test_layers }, { "no_p2p", test_no_p2p },
+        { "layers", test_layers }, { "no_p2p", test_no_p2p }, { "low_latency", test_low_latency },
     };
     setenv("NVSHMEM_SYMMETRIC_SIZE", "1G", 0);
     MPI_Init(&argc, &argv);

@@ -376,7 +376,7 @@ static void harness_error(struct pe_job *job, const char *fmt, ...) {
     job->status = 127;
 }
 
-static double timeout_scale(void) {
+double job_timeout_scale(void) {
     const char *s = getenv("TSHMEM_TEST_TIMEOUT_SCALE");
     double f = s ? strtod(s, NULL) : 1.0;
     return f > 0 ? f : 1.0;
@@ -506,7 +506,7 @@ void job_runv(struct pe_job *job, const char *chapter, const char *prog, int npe
     double t0 = now();
     pid_t pid = spawn(argv, envp, fd);
     if (pid < 0) harness_error(job, "cannot start %s: %s", tshrun, strerror(errno));
-    else run_spawned(job, pid, pe_prog, fd, t0, timeout_s * timeout_scale());
+    else run_spawned(job, pid, pe_prog, fd, t0, timeout_s * job_timeout_scale());
     if (pid >= 0) job->output = read_output(fd);
     if (job->timed_out) remove_shm_leftovers(job_id); /* we killed it: its cleanup may not have run */
     for (int i = 0; i < 3; i++) sigaction(sigs[i], &old[i], NULL);

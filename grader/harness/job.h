@@ -2,6 +2,7 @@
 #ifndef TSHMEM_GRADER_JOB_H
 #define TSHMEM_GRADER_JOB_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <criterion/criterion.h>
 
@@ -33,6 +34,9 @@ void job_runv(struct pe_job *job, const char *chapter, const char *prog, int npe
               const char *scenario, const char *const *args, const char *const *env,
               double timeout_s);
 void job_free(struct pe_job *job);
+/* $TSHMEM_TEST_TIMEOUT_SCALE (1 if unset): how much slower than usual the PEs run (make sanitize
+   sets 4). A test's own bound on a job's time scales with it, as the timeout does. */
+double job_timeout_scale(void);
 
 /* Queries on the captured output. */
 int job_count(const struct pe_job *job, const char *needle);             /* substring occurrences */
@@ -43,6 +47,13 @@ char *job_last_step(const struct pe_job *job, int pe);  /* text of its last step
 /* A short teaching excerpt: FAIL, tshmem:, tshrun: and harness: lines (a "not written yet" block
    in full), at most ~25 lines, banners removed, then "(exit status S after T s)". Caller frees. */
 char *job_digest(const struct pe_job *job);
+
+/* A sanitizer's report (make sanitize) in the output: the start of its first line, or NULL;
+   the PE it came from, or -1 if unknown; its head (down to its SUMMARY line) written to m, then
+   the path of a file under $TSHMEM_ROOT/build/sanitizer/ that keeps the whole output. */
+const char *job_sanitizer_report(const char *output);
+int job_sanitizer_pe(const struct pe_job *job, const char *report);
+void job_sanitizer_head(FILE *m, const struct pe_job *job, const char *report);
 
 /* The failure message of JOB_EXPECT_OK / JOB_EXPECT_ERROR, or NULL when the job is as expected.
    Caller frees. Useful on their own to build custom assertions. */
@@ -56,17 +67,25 @@ char *job_backtrace_text(const char *gdb_output);
 /* Assertions on a `struct pe_job *`, only in the Criterion test process (they call
    cr_assert_fail). JOB_EXPECT_OK: not timed out, status 0, every PE printed done, no FAIL line.
    JOB_EXPECT_ERROR: not timed out, that exit status, and `needle` in the output (NULL or "":
-   status only). The message is built before the test aborts; that copy is never freed. */
+   status only). The message is built before the test aborts, and the job freed: the test
+   never returns to free it. The message stays in a static, so that a leak check at the test's
+   exit (make sanitize) finds nothing unreachable. */
 #define JOB_EXPECT_OK(job)                                    \
     do {                                                      \
-        char *job_msg_ = job_problem_ok((job));               \
-        if (job_msg_ != NULL) cr_assert_fail("%s", job_msg_); \
+        static char *job_msg_;                                \
+        if ((job_msg_ = job_problem_ok((job))) != NULL) {     \
+            job_free((job));                                  \
+            cr_assert_fail("%s", job_msg_);                   \
+        }                                                     \
     } while (0)
 
-#define JOB_EXPECT_ERROR(job, status, needle)                                \
-    do {                                                                     \
-        char *job_msg_ = job_problem_error((job), (status), (needle));       \
-        if (job_msg_ != NULL) cr_assert_fail("%s", job_msg_);                \
+#define JOB_EXPECT_ERROR(job, status, needle)                                      \
+    do {                                                                           \
+        static char *job_msg_;                                                     \
+        if ((job_msg_ = job_problem_error((job), (status), (needle))) != NULL) {   \
+            job_free((job));                                                       \
+            cr_assert_fail("%s", job_msg_);                                        \
+        }                                                                          \
     } while (0)
 
 #endif

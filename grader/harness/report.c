@@ -152,6 +152,7 @@ struct digest {
     int shown, left_out, repeats, nseen, npes;
     char *seen[MAX_SEEN];
     int *fails; /* FAIL lines shown, per PE */
+    const char *report; /* a sanitizer's, or NULL */
 };
 
 static void show(struct digest *d, const char *l, const char *e) {
@@ -208,19 +209,21 @@ static void digest_lines(struct digest *d, const char *out) {
             ls[others % OTHER_LINES] = l, es[others % OTHER_LINES] = e, others++, block = 0;
         } else block = 0;
     }
-    if (d->shown == 0)
+    if (d->shown == 0 && !d->report) /* a sanitizer's report explains it better */
         for (int i = others > OTHER_LINES ? others - OTHER_LINES : 0; i < others; i++)
             show(d, ls[i % OTHER_LINES], es[i % OTHER_LINES]);
 }
 
 char *job_digest(const struct pe_job *job) {
-    struct digest d = { .npes = job->npes > 0 ? job->npes : 0 };
+    struct digest d = { .npes = job->npes > 0 ? job->npes : 0,
+                        .report = job_sanitizer_report(job->output) };
     char *s = NULL;
     size_t len;
     d.m = open_memstream(&s, &len);
     d.fails = calloc((size_t)d.npes + 1, sizeof *d.fails);
     if (!d.fails) d.npes = 0;
     digest_lines(&d, job->output ? job->output : "");
+    if (d.report) job_sanitizer_head(d.m, job, d.report);
     if (d.left_out) fprintf(d.m, "  (%d more lines left out)\n", d.left_out);
     if (d.repeats) fprintf(d.m, "  (%d similar line%s from other PEs left out)\n", d.repeats,
                            d.repeats == 1 ? "" : "s");
@@ -270,7 +273,7 @@ static const char *explain_status(const struct pe_job *job) {
 char *job_problem_ok(const struct pe_job *job) {
     char *s = NULL, *failed = calloc((size_t)(job->npes > 0 ? job->npes : 1), 1);
     size_t len;
-    const char *rest;
+    const char *rest, *report;
     int fails = 0, stray = 0; /* PEs that printed FAIL; FAIL lines of a PE out of range */
     FOR_LINES(job->output ? job->output : "", l, e) {
         int pe = pe_line(l, e, "FAIL", &rest);
@@ -286,7 +289,12 @@ char *job_problem_ok(const struct pe_job *job) {
         pe_list(m, failed, job->npes);
         fprintf(m, " reported %s:", fails == 1 ? "a failed check" : "failed checks");
     } else if (stray) fprintf(m, "a PE reported a failed check:");
-    else if (job->status != 0) fprintf(m, "%s:", explain_status(job));
+    else if (job->status != 0 && (report = job_sanitizer_report(job->output)) != NULL) {
+        int pe = job_sanitizer_pe(job, report);
+        fprintf(m, "a sanitizer reported an error");
+        if (pe >= 0) fprintf(m, " in PE %d", pe);
+        fprintf(m, ":");
+    } else if (job->status != 0) fprintf(m, "%s:", explain_status(job));
     else if (done == 0) fprintf(m, "no PE printed done: the scenario did not run to its end.");
     else {
         for (int pe = 0; pe < job->npes; pe++) failed[pe] = !job_pe_done(job, pe);

@@ -388,6 +388,20 @@ static void poll_waiting(int argc, char **argv)
     tshmem_finalize();
 }
 
+/* The misuses of reserve and commit, from this PE towards PE 1. */
+static void misuse_slots(tshmem_buffer_t *buf, const char *kind, const char *msg)
+{
+    if (strcmp(kind, "commit_without_reserve") == 0)
+        tshmem_buffer_commit(buf, 1);
+    else if (strcmp(kind, "reserve_twice") == 0) {
+        tshmem_buffer_reserve(buf, 1, 8);
+        tshmem_buffer_reserve(buf, 1, 8);
+    } else {
+        tshmem_buffer_reserve(buf, 1, 8);
+        tshmem_buffer_send(buf, 1, msg, 8);
+    }
+}
+
 /* Wrong uses; each must stop the program with a clear message before the FAIL line. */
 static void bad(int argc, char **argv)
 {
@@ -418,17 +432,17 @@ static void bad(int argc, char **argv)
         if (me == 1)
             tshmem_buffer_recv(buf, 0, msg, 10);
         tshmem_barrier_all(); /* PE 1 never arrives: its error ends the job */
-    } else if (strcmp(kind, "commit_without_reserve") == 0)
-        tshmem_buffer_commit(buf, (me + 1) % n);
-    else if (strcmp(kind, "reserve_too_big") == 0)
+    } else if (strcmp(kind, "commit_without_reserve") == 0 ||
+               strcmp(kind, "reserve_twice") == 0 || strcmp(kind, "send_while_reserved") == 0) {
+        /* PE 0 alone misuses its slots towards PE 1, so the error that ends the job is always
+           PE 0's, naming PE 1 (were both PEs to err, either could be first and stop the other
+           before it prints). PE 1 waits in the barrier that PE 0 never reaches. */
+        if (me == 0)
+            misuse_slots(buf, kind, msg);
+        tshmem_barrier_all();
+    } else if (strcmp(kind, "reserve_too_big") == 0)
         tshmem_buffer_reserve(buf, (me + 1) % n, 65);
-    else if (strcmp(kind, "reserve_twice") == 0) {
-        tshmem_buffer_reserve(buf, (me + 1) % n, 8);
-        tshmem_buffer_reserve(buf, (me + 1) % n, 8);
-    } else if (strcmp(kind, "send_while_reserved") == 0) {
-        tshmem_buffer_reserve(buf, (me + 1) % n, 8);
-        tshmem_buffer_send(buf, (me + 1) % n, msg, 8);
-    } else if (strcmp(kind, "self_full") == 0) {
+    else if (strcmp(kind, "self_full") == 0) {
         for (int k = 0; k < 3; k++)
             tshmem_buffer_send(buf, me, msg, 8);
     } else if (strcmp(kind, "self_empty") == 0)

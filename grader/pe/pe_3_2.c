@@ -345,6 +345,8 @@ static void slow(int argc, char **argv)
     tshmem_finalize();
 }
 
+#include "pe_3_2_zero.h"
+
 /* bad KIND: one misuse; the runtime must stop the job with a message. */
 static void bad(int argc, char **argv)
 {
@@ -405,7 +407,8 @@ static void bad(int argc, char **argv)
 int main(int argc, char **argv)
 {
     static const struct scenario list[] = {
-        {"train", train}, {"gate", gate}, {"slow", slow}, {"bad", bad}, {NULL, NULL},
+        {"train", train}, {"gate", gate},         {"slow", slow},
+        {"bad", bad},     {"zero", zero},         {"zero_bad", zero_bad}, {NULL, NULL},
     };
     return pe_main(argc, argv, list);
 }

@@ -204,6 +204,11 @@ static struct pass pass_alloc(int rows, int h)
     return p;
 }
 
+static void pass_free(struct pass *p)
+{
+    free(p->x), free(p->y), free(p->dy), free(p->dx), free(p->yref), free(p->dxref), free(p->mag);
+}
+
 static void fill(struct pass *p, int rows, int h, int step, int row0)
 {
     for (size_t i = 0; i < (size_t)rows * h; i++) {
@@ -246,6 +251,7 @@ static int run_block(tshmem_team_t team, int h, int f, int rows, int steps)
         tshmem_tp_mlp_sgd(&whole, 0.1f);
     }
     VALUE("allreduces", "TP %d: %llu", tp->size, (unsigned long long)tp->allreduce_calls);
+    pass_free(&p);
     tshmem_tp_mlp_free(&whole);
     tshmem_tp_destroy(tp);
     MPI_Comm_free(&comm);

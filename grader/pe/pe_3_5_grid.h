@@ -123,6 +123,7 @@ static void grid(int argc, char **argv)
         memcpy(whole.grads, sum, whole.n_grads * sizeof(float));
         tshmem_tp_mlp_sgd(&whole, 0.1f);
     }
+    pass_free(&p), pass_free(&q), free(sum);
     tshmem_tp_mlp_free(&whole);
     tshmem_tp_destroy(tp);
     MPI_Comm_free(&comm);

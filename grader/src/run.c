@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -191,7 +193,20 @@ int run_make(const struct course *c, const struct variant *v, const char *target
          t = strtok_r(NULL, " ", &save))
         argv[n++] = t;
     argv[n] = NULL;
-    return run_command(c, argv, NULL, out);
+    /* One make at a time in this course folder: variants share their objects (build/obj/), and
+     * two makes writing the same object at once (make test checks two chapters at a time; the
+     * dashboard and `grader watch` may build beside a `grader test`) would race. */
+    char lock_path[4200];
+    snprintf(lock_path, sizeof lock_path, "%s/build", c->root);
+    mkdir(lock_path, 0755);
+    snprintf(lock_path, sizeof lock_path, "%s/build/.make-lock", c->root);
+    int lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    while (lock >= 0 && flock(lock, LOCK_EX) != 0 && errno == EINTR && !grader_stop)
+        ;
+    int status = run_command(c, argv, NULL, out);
+    if (lock >= 0)
+        close(lock); /* and with it the lock */
+    return status;
 }
 
 int ensure_stubs(const struct course *c)

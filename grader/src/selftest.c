@@ -313,6 +313,31 @@ static void bench_quick(const struct course *c)
     free(out);
 }
 
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* One chapter's checks: its page, its files, then its suite on the reference and on its stub. */
+static void chapter_checks(const struct course *c, const struct chapter *ch)
+{
+    double t0 = seconds_now();
+    printf("\n%s %s: book page, reference, then stub\n", ch->id, ch->title);
+    char src[96], what[160];
+    snprintf(src, sizeof src, "solutions/%s", ch->dir);
+    snprintf(what, sizeof what, "%s %s has every section its stubs point to", ch->id, ch->book);
+    check_command(c, what, (char *[]){"tools/check-book", src, (char *)ch->book, NULL});
+    check_chapter_files(c, ch);
+    no_scaffold_left(c, ch);
+    if (ch->requires[0] || suite_has_tests(c, ch)) {
+        grade(c, ch, "");
+        grade(c, ch, ch->id);
+    }
+    printf("  (%s checked in %.1f s)\n", ch->id, seconds_now() - t0);
+}
+
 /* `grader selftest 3.4 ...`: the course-wide checks and those chapters' only. */
 int selftest(const struct course *c, int argc, char **argv)
 {
@@ -324,6 +349,7 @@ int selftest(const struct course *c, int argc, char **argv)
                     argv[i]);
             return 2;
         }
+    double t_start = seconds_now();
     printf("The course's own checks\n");
     check_metadata(c);
     check_command(
@@ -351,34 +377,33 @@ int selftest(const struct course *c, int argc, char **argv)
               gpu);
     }
     free(gpu);
-    for (int i = 0; i < c->n; i++) {
+    const struct chapter *wanted[MAX_CHAPTERS];
+    int n = 0;
+    for (int i = 0; i < c->n && n < MAX_CHAPTERS; i++) {
         const struct chapter *ch = &c->chapters[i];
-        int wanted = argc == 0;
+        int want = argc == 0;
         for (int a = 0; a < argc; a++)
-            wanted |= course_find(c, argv[a]) == ch;
-        if (!ch->available || !wanted)
-            continue;
-        printf("\n%s %s: book page, reference, then stub\n", ch->id, ch->title);
-        char src[96], what[160];
-        snprintf(src, sizeof src, "solutions/%s", ch->dir);
-        snprintf(what, sizeof what, "%s %s has every section its stubs point to", ch->id, ch->book);
-        check_command(c, what, (char *[]){"tools/check-book", src, (char *)ch->book, NULL});
-        check_chapter_files(c, ch);
-        no_scaffold_left(c, ch);
-        if (!ch->requires[0] && !suite_has_tests(c, ch))
-            continue;
-        grade(c, ch, "");
-        grade(c, ch, ch->id);
+            want |= course_find(c, argv[a]) == ch;
+        if (ch->available && want)
+            wanted[n++] = ch;
     }
+    double t_chapters = seconds_now();
+    for (int i = 0; i < n; i++)
+        chapter_checks(c, wanted[i]);
+    double t_bench = seconds_now(), t_grader = t_bench;
     if (argc == 0) {
         printf("\nThe benchmarks, quick, on the reference\n");
         bench_quick(c);
+        t_grader = seconds_now();
         printf("\nThe grader itself: unit tests, then end to end (commands, dashboard, watch)\n");
         unit_tests(c);
         e2e(c, "commands.sh");
         e2e(c, "dashboard.sh");
         e2e(c, "watch.sh");
     }
+    double t_end = seconds_now();
+    printf("\nTime: course checks %.0f s, chapters %.0f s, benchmarks %.0f s, the grader %.0f s\n",
+           t_chapters - t_start, t_bench - t_chapters, t_grader - t_bench, t_end - t_grader);
     if (skipped)
         printf("\n%d skipped: what needs GPUs and NVSHMEM this machine lacks (see the skip lines)",
                skipped);

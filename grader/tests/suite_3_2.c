@@ -84,6 +84,25 @@ Test(ch3_2, slow_stage_same_results, .description = "one stage 3 ms slower per m
     expect_ok_on(CH, PROG, "slow", ARGS("gpipe", "2", "3000"), NULL, 30, (int[]){4, END_PES});
 }
 
+Test(ch3_2, zero_copy_receive, .description = "tshmem_pipe_recv_fwd_ptr / _bwd_ptr return the slot itself with the right data; a held slot is never overwritten before its release (1, 2 and 3 slots, 2 and 3 stages, both directions); a copying receive follows on")
+{
+    expect_ok_on(CH, PROG, "zero", ARGS("1", "6"), NULL, 30, (int[]){2, 3, END_PES});
+    expect_ok_on(CH, PROG, "zero", ARGS("2", "9"), NULL, 30, (int[]){3, END_PES});
+    expect_ok_on(CH, PROG, "zero", ARGS("3", "10"), NULL, 30, (int[]){2, END_PES});
+}
+
+Test(ch3_2, zero_copy_misuse, .description = "a release with no slot held, a zero-copy receive on stage 0 or with every slot held, and a copying receive while a slot is held stop with a message")
+{
+    expect_error(CH, PROG, 2, "zero_bad", ARGS("release_unheld"), NULL, TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_pipe_release_fwd", "holds no slot"));
+    expect_error(CH, PROG, 2, "zero_bad", ARGS("recv_before_first"), NULL, TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_pipe_recv_fwd_ptr", "stage 0 of 2"));
+    expect_error(CH, PROG, 2, "zero_bad", ARGS("hold_too_many"), NULL, TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_pipe_recv_fwd_ptr", "all 1 slot", "Release the oldest"));
+    expect_error(CH, PROG, 2, "zero_bad", ARGS("copy_while_held"), NULL, TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_pipe_recv_fwd", "still holds 1 slot"));
+}
+
 Test(ch3_2, bad_slots, .description = "0 slots, or more than TSHMEM_PIPE_MAX_SLOTS, stops tshmem_pipe_create with a message")
 {
     expect_error(CH, PROG, 2, "bad", ARGS("slots0"), NULL, TSHMEM_EXIT_ERROR,

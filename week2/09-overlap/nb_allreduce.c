@@ -77,7 +77,7 @@ static void send_pieces(const struct tshmem_reduce_call *c, struct tshmem_nb_fla
                         const struct chunk *ch)
 {
     (void)c; (void)f; (void)ch;
-    TSHMEM_TODO("The algorithm", "for every team PE j (me too): wait for its grant of this chunk, then put my segment j into its landing buffer at my slot, with signal piece[me] = k");
+    TSHMEM_TODO("The algorithm", "for every team PE j (me too) whose segment is not empty: wait for its grant of this chunk, then put my segment j into its landing buffer at my slot, with signal piece[me] = k");
 }
 
 /* Sums my segment of chunk ch from the n pieces, in team order, into my dest. */
@@ -85,7 +85,7 @@ static void sum_my_segment(const struct tshmem_reduce_call *c, struct tshmem_nb_
                            const struct chunk *ch)
 {
     (void)c; (void)f; (void)ch;
-    TSHMEM_TODO("The algorithm", "wait until every piece[j] >= k, then dest segment me = piece 0 (op) piece 1 ... (op) piece n-1");
+    TSHMEM_TODO("The algorithm", "unless my segment is empty: wait until every piece[j] >= k, then dest segment me = piece 0 (op) piece 1 ... (op) piece n-1");
 }
 
 /* Allgather: my sum of chunk ch goes to the same place in every other team PE's dest. */
@@ -93,7 +93,7 @@ static void send_sum(const struct tshmem_reduce_call *c, struct tshmem_nb_flags 
                      const struct chunk *ch)
 {
     (void)c; (void)f; (void)ch;
-    TSHMEM_TODO("The algorithm", "put my dest segment to every other team PE's dest, with signal gather[me] = k");
+    TSHMEM_TODO("The algorithm", "unless my segment is empty: put my dest segment to every other team PE's dest, with signal gather[me] = k");
 }
 
 /* Waits until every other team PE's sum of chunk ch is in my dest. */
@@ -101,7 +101,7 @@ static void wait_sums(const struct tshmem_reduce_call *c, struct tshmem_nb_flags
                       const struct chunk *ch)
 {
     (void)c; (void)f; (void)ch;
-    TSHMEM_TODO("The algorithm", "wait until gather[j] >= k for every other team PE j");
+    TSHMEM_TODO("The algorithm", "wait until gather[j] >= k for every other team PE j whose segment is not empty");
 }
 
 void tshmem_nb_allreduce_run(const struct tshmem_request *req)

@@ -95,6 +95,20 @@ static void handoff_recv(tshmem_pipe_t *p, struct tshmem_pipe_dir *d, float *dat
     TSHMEM_TODO("Handoffs", "wait until arrived >= seq, copy slot_of(seq) into data, then give the slot back: credit = seq (SET) on d->from_pe");
 }
 
+/* Zero copy: waits for micro-batch number seq of direction d and returns it where it lies. */
+static const float *handoff_recv_ptr(tshmem_pipe_t *p, struct tshmem_pipe_dir *d, uint64_t seq)
+{
+    (void)p; (void)d; (void)seq;
+    TSHMEM_TODO("Zero-copy receive", "wait until arrived >= seq and return slot_of(seq) itself: no copy, and no credit yet");
+}
+
+/* Zero copy: gives the slot of micro-batch number seq back to d->from_pe. */
+static void handoff_release(tshmem_pipe_t *p, struct tshmem_pipe_dir *d, uint64_t seq)
+{
+    (void)p; (void)d; (void)seq;
+    TSHMEM_TODO("Zero-copy receive", "the caller has finished reading slot_of(seq): credit = seq (SET) on d->from_pe");
+}
+
 /* Provided: what this PE tells the world (struct tshmem_pipe_counters). */
 static void publish(uint64_t *word, uint64_t value)
 {
@@ -132,10 +146,55 @@ static void recv_dir(const char *func, tshmem_pipe_t *p, struct tshmem_pipe_dir 
     if (d->from_pe < 0)
         tshmem_fail(func, "PE %d is stage %d of %d: %s. Check the stage before receiving "
                     "(tshmem_pipe_stage).", tshmem_g.my_pe, p->stage, p->n_stages, none);
+    if (d->released != d->received)
+        tshmem_fail(func, "PE %d (stage %d) still holds %llu slot(s) from a zero-copy receive: "
+                    "a copying receive gives its slot back at once, and with it the held ones. "
+                    "Release them first (tshmem_pipe_release_fwd / _bwd).", tshmem_g.my_pe,
+                    p->stage, (unsigned long long)(d->received - d->released));
     uint64_t seq = d->received + 1;
     handoff_recv(p, d, data, seq);
+    d->received = d->released = seq;
+    publish(received, seq);
+}
+
+/* Provided: the zero-copy receive and its release: checks and numbering around yours. */
+static void zero_copy_check(const char *func, tshmem_pipe_t *p, const struct tshmem_pipe_dir *d,
+                            const char *none)
+{
+    stage_check(func, p, p);
+    if (d->from_pe < 0)
+        tshmem_fail(func, "PE %d is stage %d of %d: %s. Check the stage before receiving "
+                    "(tshmem_pipe_stage).", tshmem_g.my_pe, p->stage, p->n_stages, none);
+}
+
+static const float *recv_ptr_dir(const char *func, tshmem_pipe_t *p, struct tshmem_pipe_dir *d,
+                                 uint64_t *received, const char *none)
+{
+    zero_copy_check(func, p, d, none);
+    /* The sender of the next micro-batch waits for the credit of the oldest held one: asking
+     * for it while holding every slot would wait for ever. */
+    if (d->received - d->released >= (uint64_t)p->n_slots)
+        tshmem_fail(func, "PE %d (stage %d) already holds all %d slot(s) of this direction: its "
+                    "sender cannot send micro-batch %llu before one comes back. Release the "
+                    "oldest first (tshmem_pipe_release_fwd / _bwd).", tshmem_g.my_pe, p->stage,
+                    p->n_slots, (unsigned long long)d->received + 1);
+    uint64_t seq = d->received + 1;
+    const float *slot = handoff_recv_ptr(p, d, seq);
     d->received = seq;
     publish(received, seq);
+    return slot;
+}
+
+static void release_dir(const char *func, tshmem_pipe_t *p, struct tshmem_pipe_dir *d,
+                        const char *none)
+{
+    zero_copy_check(func, p, d, none);
+    if (d->released == d->received)
+        tshmem_fail(func, "PE %d (stage %d) holds no slot of this direction: release once for "
+                    "each pointer that the zero-copy receive returned, after the last read "
+                    "of it.", tshmem_g.my_pe, p->stage);
+    handoff_release(p, d, d->released + 1);
+    d->released++;
 }
 
 void tshmem_pipe_send_fwd(tshmem_pipe_t *pipe, const float *act)
@@ -168,4 +227,30 @@ void tshmem_pipe_recv_bwd(tshmem_pipe_t *pipe, float *grad)
     recv_dir(__func__, pipe, &pipe->bwd, grad, &pipe->counters->bwd_received,
              "the last stage has no stage after it to receive a gradient from (its gradient "
              "comes from the loss)");
+}
+
+const float *tshmem_pipe_recv_fwd_ptr(tshmem_pipe_t *pipe)
+{
+    pipe_check(__func__, pipe);
+    return recv_ptr_dir(__func__, pipe, &pipe->fwd, &pipe->counters->fwd_received,
+                        "the first stage has no stage before it to receive an activation from");
+}
+
+void tshmem_pipe_release_fwd(tshmem_pipe_t *pipe)
+{
+    pipe_check(__func__, pipe);
+    release_dir(__func__, pipe, &pipe->fwd, "the first stage receives no activations");
+}
+
+const float *tshmem_pipe_recv_bwd_ptr(tshmem_pipe_t *pipe)
+{
+    pipe_check(__func__, pipe);
+    return recv_ptr_dir(__func__, pipe, &pipe->bwd, &pipe->counters->bwd_received,
+                        "the last stage has no stage after it to receive a gradient from");
+}
+
+void tshmem_pipe_release_bwd(tshmem_pipe_t *pipe)
+{
+    pipe_check(__func__, pipe);
+    release_dir(__func__, pipe, &pipe->bwd, "the last stage receives no gradients");
 }

@@ -50,14 +50,14 @@ static void schedule_begin(const char *func, tshmem_pipe_t *p, struct tshmem_pip
 void tshmem_pipe_forward_step(tshmem_pipe_t *p, struct tshmem_pipe_model *m, int mb)
 {
     (void)p; (void)m; (void)mb;
-    TSHMEM_TODO("A micro-batch's steps", "input (stage 0: tshmem_pipe_model_input; else receive it from the stage before) into m->x, tshmem_pipe_model_forward into m->y, send m->y on unless this is the last stage");
+    TSHMEM_TODO("A micro-batch's steps", "input (stage 0: tshmem_pipe_model_input into m->x; else the zero-copy receive from the stage before), tshmem_pipe_model_forward into m->y, release the input's slot, send m->y on unless this is the last stage");
 }
 
 /* One micro-batch's backward on this stage. */
 void tshmem_pipe_backward_step(tshmem_pipe_t *p, struct tshmem_pipe_model *m, int mb)
 {
     (void)p; (void)m; (void)mb;
-    TSHMEM_TODO("A micro-batch's steps", "gradient (last stage: NULL, the loss gives it; else receive it from the stage after) into m->dy, tshmem_pipe_model_backward into m->dx (NULL on stage 0), send m->dx back unless this is stage 0");
+    TSHMEM_TODO("A micro-batch's steps", "gradient (last stage: NULL, the loss gives it; else the zero-copy receive from the stage after), tshmem_pipe_model_backward into m->dx (NULL on stage 0), release the gradient's slot, send m->dx back unless this is stage 0");
 }
 
 double tshmem_pipe_gpipe(tshmem_pipe_t *pipe, struct tshmem_pipe_model *model, long step,

@@ -84,7 +84,9 @@ int tm_p2p_allowed(void);
 /* ---- Provided: copies by a block or a warp. Loads bypass L1 (__ldcg): a peer may have
  * rewritten the bytes since this SM last read them (a ring slot on its next turn), and L1 is not
  * kept coherent with writes from other SMs or other GPUs. 16-byte pieces where both ends
- * allow it, then the odd bytes. ------------------------------------------------------------- */
+ * allow it, four loads in flight per thread before their stores (a copy is bound by the bytes
+ * it has in flight: with one load at a time, each thread waits a whole memory round trip per
+ * 16 bytes), then the odd bytes. ------------------------------------------------------------- */
 __device__ static inline void tm_copy(void *dst, const void *src, size_t bytes, int lane,
                                       int lanes)
 {
@@ -92,9 +94,16 @@ __device__ static inline void tm_copy(void *dst, const void *src, size_t bytes, 
     const char *s = (const char *)src;
     size_t i = 0;
     if ((((uintptr_t)d | (uintptr_t)s) & 15) == 0) {
-        for (size_t v = lane; v < bytes / 16; v += lanes)
-            ((int4 *)d)[v] = __ldcg((const int4 *)s + v);
-        i = bytes / 16 * 16;
+        const int4 *s4 = (const int4 *)s;
+        int4 *d4 = (int4 *)d;
+        size_t n4 = bytes / 16, v = lane, L = lanes;
+        for (; v + 3 * L < n4; v += 4 * L) {
+            int4 a = __ldcg(s4 + v), b = __ldcg(s4 + v + L), c = __ldcg(s4 + v + 2 * L),
+                 e = __ldcg(s4 + v + 3 * L);
+            d4[v] = a, d4[v + L] = b, d4[v + 2 * L] = c, d4[v + 3 * L] = e;
+        }
+        for (; v < n4; v += L) d4[v] = __ldcg(s4 + v);
+        i = n4 * 16;
     }
     for (size_t b = i + lane; b < bytes; b += lanes)
         d[b] = (char)__ldcg((const signed char *)s + b);
@@ -132,6 +141,7 @@ void tm_ring_stream(tm_ring_t *r, int to, const void *src, int from, void *dst, 
 /* ---- MoE dispatch and combine of chapter 3.1 on GPUs (dispatch.cu, combine.cu) --------------- */
 #define TM_MAX_EXPERTS 256 /* the layout kernel keeps a count per expert per warp in shared memory */
 #define TM_MAX_PES 64
+#define TM_MAX_RUNS (TM_MAX_EXPERTS + TM_MAX_PES) /* (local expert, source) pairs on one PE */
 typedef struct {
     int num_experts; /* E over all PEs; PE p owns experts p*E/n .. (p+1)*E/n - 1 */
     int hidden;      /* H: floats per row */
@@ -171,8 +181,20 @@ typedef struct {
     int *src_pe, *src_token, *src_slot; /* [n * max_tokens * k]: the layout */
     uint64_t *rows_expected;/* [n][E]: running totals of rows_in[j][e] (never reset) */
     uint64_t *back_expected;/* [n]: running totals of back_in[j] */
-    int *info;              /* mapped host memory: n_rows, expert_count[n_local], a bad entry */
+    int *info;              /* mapped host memory: n_rows, expert_count[n_local], and at
+                               info[1 + E] a bad routing entry (flag, entry, expert) */
+    cudaEvent_t counted;    /* the counts kernel of the last dispatch is done */
     int *h_count, *h_offset;/* host copies for tm_layout_t */
+    /* the low-latency path (lowlat.cu), allocated by its first call */
+    int ll_rows;            /* rows of the padded buffer: ceil(E / n) * n * max_tokens */
+    float *ll_recv;         /* symmetric: [ceil(E / n)][n][max_tokens][H]: region (l, j) */
+    int32_t *ll_meta;       /* symmetric: [ll_rows][2]: (token, slot) of each row */
+    uint64_t *ll_count;     /* symmetric: [n][E]: L << 32 | rows PE j sends to e in layer L */
+    uint64_t *ll_rows_in;   /* symmetric: [n][E]: running count of rows in (2 per row) */
+    uint64_t *ll_expected;  /* device: [n][E]: running totals of ll_rows_in */
+    int *ll_recv_count;     /* device: [n_local][n]: rows in region (l, j) this layer */
+    int *ll_src;            /* device: [3][ll_rows]: src_pe (-1: padding), src_token, src_slot */
+    int ll_dispatched;
 } tm_moe_t;
 tm_moe_t *tm_moe_create(const tm_config_t *config);   /* collective, same config everywhere */
 void tm_moe_destroy(tm_moe_t *moe);                   /* collective */
@@ -186,6 +208,25 @@ int tm_dispatch(tm_moe_t *moe, const float *x, int num_tokens, const int *topk_i
  * device memory, complete when `st` gets there; y[t] = sum over s in slot order of
  * weight(t, s) x output(t, s), bit for bit chapter 3.1's sum. */
 int tm_combine(tm_moe_t *moe, const float *expert_out, float *y, cudaStream_t st);
+
+/* Low-latency dispatch (lowlat.cu, DeepEP's low-latency mode): no count exchange and no host
+ * synchronization. PE j's rows for local expert l land in region (l, j) of a padded buffer,
+ * [n_local][n][max_tokens][H], from the region's first row, in token and slot order;
+ * recv_count[l * n + j] (device memory) says how many. A region holds max_tokens rows, so a
+ * token may route to one expert once. The first call allocates the buffers (every PE makes it).
+ * Returns at once: everything is in place when `st` gets there. */
+int tm_dispatch_ll(tm_moe_t *moe, const float *x, int num_tokens, const int *topk_idx,
+                   const float *topk_weights, float **recv_x, const int **recv_count,
+                   cudaStream_t st);
+/* expert_out: the padded buffer's shape (may be recv_x); y as for tm_combine. */
+int tm_combine_ll(tm_moe_t *moe, const float *expert_out, float *y, cudaStream_t st);
+
+/* Shared by dispatch.cu, combine.cu and lowlat.cu (kernels defined in the first two). */
+#define TM_COUNT_WARPS 32 /* the counts kernels' block: 32 warps of 32 threads */
+__global__ void send_rows_kernel(tm_moe_t m, const float *x, const int *idx, int total);
+__global__ void combine_send_kernel(tm_moe_t m, const float *out, int n_rows);
+__global__ void wait_back_kernel(tm_moe_t m);
+__global__ void weighted_sum_kernel(tm_moe_t m, float *y, int T);
 
 /* Provided: the first expert of PE p (p = n: E), and the PE that owns expert e. */
 __host__ __device__ static inline int tm_first_expert(int E, int n, int p)
@@ -202,7 +243,84 @@ __host__ __device__ static inline int tm_owner(int E, int n, int e)
 /* Provided: waits on the host until `st` has done everything queued, at most TMOE_WAIT_S seconds
  * (default 60); then stops with a sentence naming `what` (a PE that never came, or a TODO). */
 void tm_wait_stream(cudaStream_t st, const char *what);
-/* Provided: blocks of 512 threads (16 warps) for `warps` warps of work, at most one per SM. */
+void tm_wait_event(cudaEvent_t ev, const char *what); /* the same, for one event */
+/* Provided: blocks of 512 threads (16 warps) for `warps` warps of work, at most two per SM (a
+ * copy wants many bytes in flight: one block of 16 warps per SM left the memory half idle). */
 int tm_grid(size_t warps);
+
+/* ---- Provided: the counting sort of the counts kernels (dispatch.cu, lowlat.cu) --------------
+ * Here rather than in dispatch.cu so that each counts kernel has them inlined: a block of 1024
+ * threads may use at most 64 registers a thread, and a call into another file's code would
+ * bring that code's own register count (launch failure: "too many resources requested"). */
+#define TM_BATCH 8
+/* Provided: the counting sort of 3.1 in parallel. Warp w owns entries [w*per, (w+1)*per) of
+ * idx (token-major, so token then slot order); cnt[w][e] counts warp w's rows for e. The routing
+ * is copied on the way (m.idx, m.weights: combine needs it after the caller may have changed
+ * its arrays). Each lane loads TM_BATCH entries before it uses any: one block does all of this
+ * PE's entries, and one load at a time would cost a memory round trip per 32 entries. */
+static __device__ __forceinline__ void count_rows(const tm_moe_t &m, const int *idx, const float *w_in,
+                           int total, int (*cnt)[TM_MAX_EXPERTS])
+{
+    int w = threadIdx.x / 32, lane = threadIdx.x % 32, per = (total + TM_COUNT_WARPS - 1) / TM_COUNT_WARPS;
+    int E = m.E, lo = w * per, hi = min(lo + per, total);
+    for (int i = threadIdx.x; i < TM_COUNT_WARPS * E; i += blockDim.x) cnt[i / E][i % E] = 0;
+    __syncthreads();
+    for (int base = lo + lane; base < hi; base += TM_BATCH * 32) {
+        int e[TM_BATCH];
+        float f[TM_BATCH];
+#pragma unroll
+        for (int u = 0; u < TM_BATCH; u++) {
+            int i = base + 32 * u;
+            e[u] = i < hi ? idx[i] : -1;
+            f[u] = i < hi ? w_in[i] : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < TM_BATCH; u++) {
+            int i = base + 32 * u;
+            if (i >= hi) break;
+            m.idx[i] = e[u], m.weights[i] = f[u];
+            if (e[u] >= 0 && e[u] < E) atomicAdd(&cnt[w][e[u]], 1);
+            else if (e[u] != -1) m.err[0] = 1, m.err[1] = i, m.err[2] = e[u]; /* the host names it */
+        }
+    }
+    __syncthreads();
+}
+
+/* Provided: every row's place. Warp w's first place for e is at_s[e] plus the rows of warps
+ * before w; within a warp's 32 entries, by rank among the lanes that have the same expert
+ * (__match_any_sync): token and slot order, as 3.1 places them. */
+static __device__ __forceinline__ void place_rows(const int *idx, int total, int E, const int *at_s,
+                           int (*cnt)[TM_MAX_EXPERTS], int *dst_row)
+{
+    int w = threadIdx.x / 32, lane = threadIdx.x % 32, per = (total + TM_COUNT_WARPS - 1) / TM_COUNT_WARPS;
+    for (int e = threadIdx.x; e < E; e += blockDim.x) {
+        int run = at_s[e]; /* cnt[v][e] becomes warp v's first place for e */
+        for (int v = 0; v < TM_COUNT_WARPS; v++) {
+            int c = cnt[v][e];
+            cnt[v][e] = run;
+            run += c;
+        }
+    }
+    __syncthreads();
+    int lo = w * per, hi = min(lo + per, total);
+    for (int b0 = lo; b0 < hi; b0 += TM_BATCH * 32) { /* TM_BATCH loads in flight, as in count_rows */
+        int e[TM_BATCH];
+#pragma unroll
+        for (int u = 0; u < TM_BATCH; u++) {
+            int i = b0 + 32 * u + lane, v = i < hi ? idx[i] : -1;
+            e[u] = v < E ? v : -1; /* a bad entry (the host stops on it) takes no place */
+        }
+#pragma unroll
+        for (int u = 0; u < TM_BATCH; u++) {
+            if (b0 + 32 * u >= hi) break; /* the same for the whole warp */
+            int i = b0 + 32 * u + lane;
+            unsigned same = __match_any_sync(0xffffffffu, e[u]), before = same & ((1u << lane) - 1);
+            if (e[u] >= 0) dst_row[i] = cnt[w][e[u]] + __popc(before);
+            __syncwarp();
+            if (e[u] >= 0 && before == 0) cnt[w][e[u]] += __popc(same); /* the group's first lane */
+            __syncwarp();
+        }
+    }
+}
 
 #endif

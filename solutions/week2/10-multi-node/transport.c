@@ -1,138 +1,44 @@
-/* transport.c: the off-node path: a proxy thread per PE that serves requests sent over MPI.
+/* transport.c: the off-node path's machinery (provided): the transport's state, the waits and
+ * request messages, the link model's hooks (the model itself is link.c), and the proxy thread:
+ * its start, its loop, progress for the threads that wait, and its stop.
  *
- * Chapter 2.5. A PE on another (virtual) node shares no memory with us, so tshmem_heap_peer
- * answers NULL for it and the calls of chapters 1.3 and 1.4 come here (tshmem_offnode_*).
- * Each such call becomes a request message to the target PE, where a progress thread, the
- * proxy, applies it to its own slice with the same C11 atomics as the shared-memory path, so
- * that a word is never updated by two atomicity domains. NVSHMEM does the same for
- * InfiniBand with its proxy thread (IBRC).
- *
- *   put     header to the target's proxy (TAG_REQ), then the bytes (TAG_DATA), in chunks;
- *           up to INLINE_BYTES the bytes ride in the header's own message
- *   signal  header; the proxy stores or adds with release order
- *   amo     header; the proxy applies it and, for a fetching one, replies the old value
- *   get     header; the proxy replies the bytes, chunk by chunk (TAG_REPLY)
- *   quiet   a QUIET header to every PE we sent to since the last quiet; the proxy answers
- *           (TAG_ACK) once it reaches it, so everything sent before it has been applied
- *
- * Order: MPI never lets two messages of one sender, tag and communicator overtake each other,
- * and one proxy thread applies a sender's requests one after another, so requests to one PE
- * are applied in the order they were made. That is all tshmem_fence asks of the off-node path.
- *
- * Who serves: the proxy thread when the program computes, and any thread of ours that waits
- * (tshmem_spin_pause calls tshmem_offnode_progress): a PE waiting for a signal takes the
- * request that sets it itself, without waiting for its proxy to be scheduled. One thread at a
- * time serves (net.serve), so one sender's requests are still applied in order. The rule
- * that follows: post every message of a call (a put's bytes, a get's receives) before waiting
- * for any. Two PEs that each wait inside a put to the other may each be serving the other's
- * request, and neither gets back to posting what the other's serve waits for.
- *
- * Provided here: the state, the thread's start, loop and stop, progress, and the message
- * helpers. You write the sender side (tshmem_offnode_*) and what the proxy does with a request
- * (serve).
+ * Chapter 2.5. transport.h describes the protocol; requests.c, the part you write, sends the
+ * requests and serves them (serve), called from poll_requests below.
  */
 #define TSHMEM_CHAPTER "2.5"
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "tshmem_internal.h"
+#include "transport.h"
 
-/* Bytes per data message: big enough to run at the wire's bandwidth, small enough that MPI's
- * int count never overflows and that one sender's large put does not keep a proxy busy for
- * long while others wait. */
-#define CHUNK_BYTES ((size_t)1 << 20)
+struct transport net = {.lock = PTHREAD_MUTEX_INITIALIZER, .serve = PTHREAD_MUTEX_INITIALIZER};
 
-enum { TAG_REQ = 1, TAG_DATA = 2, TAG_REPLY = 3, TAG_ACK = 4 };
-enum { REQ_PUT, REQ_GET, REQ_SIGNAL, REQ_AMO, REQ_QUIET, REQ_STOP };
-enum { PUT_INLINE = 1 }; /* a PUT's sub: its bytes came in the request's message */
-
-/* One request, as it travels. Addresses travel as offsets from the start of a slice: the
- * symmetric heap puts a word at the same offset in every PE's slice. */
-struct request {
-    uint32_t op;     /* REQ_* */
-    uint32_t sub;    /* the tshmem_amo of an AMO, the sig_op of a SIGNAL, PUT_INLINE */
-    uint64_t offset; /* target bytes or word, from the start of the target's slice */
-    uint64_t nbytes; /* PUT, GET: bytes that follow (PUT) or are asked for (GET) */
-    uint64_t value;  /* SIGNAL, AMO: the operand */
-    uint64_t cond;   /* AMO compare-and-swap: the expected value */
-    uint64_t due;    /* the link model's arrival time (ns, CLOCK_MONOTONIC); 0 without it */
-};
-
-/* A put up to this size travels in one message, header and bytes together: one message
- * instead of two, for a copy of at most this much on each side. Open MPI sends messages up
- * to 4 KiB eagerly over shared memory, so header and bytes stay below its eager limit. */
-#define INLINE_BYTES ((size_t)4096 - sizeof(struct request))
-
-/* A request with its inline bytes, as the proxy receives it. */
-struct request_msg {
-    struct request r;
-    char bytes[INLINE_BYTES];
-};
-
-static struct {
-    int active;              /* a proxy thread runs: some PE is on another node */
-    MPI_Comm comm;           /* the transport's own communicator (a copy of tshmem_g.comm) */
-    pthread_t thread;
-    unsigned char *pending;  /* pending[pe]: we sent pe something that quiet must confirm */
-    int n_pending;           /* how many pending[] are set */
-    pthread_mutex_t lock;    /* one of this PE's threads at a time sends (see net_lock) */
-    pthread_mutex_t serve;   /* one of this PE's threads at a time takes requests */
-    _Atomic uint64_t polled; /* when another thread than the proxy last polled (ns) */
-    atomic_int stop;         /* REQ_STOP was taken: the proxy thread ends */
-    struct request_msg taken; /* under the serve lock: the request being taken */
-} net = {.lock = PTHREAD_MUTEX_INITIALIZER, .serve = PTHREAD_MUTEX_INITIALIZER};
-
-/* The program's thread and chapter 2.4's progress thread may both reach another node at the
- * same time. A PUT header and its bytes, a request and its reply, quiet's QUIETs and their
- * acknowledgements must not interleave with the other thread's, so each tshmem_offnode_* call
- * holds this lock from its first message to its last. The proxy thread never takes it: it
- * answers other PEs whatever our own threads are doing. */
-static inline void net_lock(void) { pthread_mutex_lock(&net.lock); }
-static inline void net_unlock(void) { pthread_mutex_unlock(&net.lock); }
-
-static inline uint64_t offset_of(const char *func, const void *addr)
-{
-    const char *p = addr;
-    if (p < tshmem_g.slice || p >= tshmem_g.slice + tshmem_g.slice_bytes)
-        tshmem_fail(func, "address %p is not in this PE's symmetric heap.", addr);
-    return (uint64_t)(p - tshmem_g.slice);
-}
-
-/* The proxy's view of [offset, offset + nbytes) in its own slice; stops on a bad request. */
-static inline char *local_bytes(uint64_t offset, uint64_t nbytes, int from)
-{
-    if (offset > tshmem_g.slice_bytes || nbytes > tshmem_g.slice_bytes - offset)
-        tshmem_fail("proxy", "PE %d asked for %llu bytes at heap offset %llu, outside this "
-                    "PE's slice of %zu bytes: do both PEs run with the same "
-                    "TSHMEM_SYMMETRIC_SIZE?", from, (unsigned long long)nbytes,
-                    (unsigned long long)offset, tshmem_g.slice_bytes);
-    return tshmem_g.slice + offset;
-}
-
-/* The main thread's waits: test the request, back off between tests (tshmem_spin_pause), and
+/* The waits of our threads: test the request, back off between tests (tshmem_spin_pause), and
  * say what we wait for after TSHMEM_HANG_WARN seconds. MPI's own blocking calls would spin on a
- * core. `pe` is the PE whose answer we wait for, or -1 for every PE. */
-static void wait_request(MPI_Request *req, const char *func, int pe)
+ * core. */
+void wait_request(MPI_Request *req, const char *func, int pe)
 {
+    int done = 0;
+    MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    if (done) /* most sends of a request: eager, done at once; no wait to set up */
+        return;
     struct tshmem_spin spin;
     tshmem_spin_init(&spin, func, NULL);
     spin.warned = 1; /* its message speaks of a heap word; ours names the PE */
-    long limit = tshmem_env_int("TSHMEM_HANG_WARN");
+    long limit = net.hang_warn;
     time_t start = time(NULL);
     int warned = 0;
     for (;;) {
-        int done = 0;
+        tshmem_spin_pause(&spin);
         MPI_Test(req, &done, MPI_STATUS_IGNORE);
         if (done)
             return;
-        tshmem_spin_pause(&spin);
         if (!warned && limit > 0 && (spin.spins & 1023) == 0 && time(NULL) - start >= limit) {
             warned = 1;
             if (pe >= 0)
@@ -144,20 +50,6 @@ static void wait_request(MPI_Request *req, const char *func, int pe)
                             "some PE skip it, or wait for something that never comes?", limit);
         }
     }
-}
-
-static inline void send_bytes(const void *buf, size_t nbytes, int pe, int tag, const char *func)
-{
-    MPI_Request req;
-    MPI_Isend(buf, (int)nbytes, MPI_BYTE, pe, tag, net.comm, &req);
-    wait_request(&req, func, pe);
-}
-
-static inline void recv_bytes(void *buf, size_t nbytes, int pe, int tag, const char *func)
-{
-    MPI_Request req;
-    MPI_Irecv(buf, (int)nbytes, MPI_BYTE, pe, tag, net.comm, &req);
-    wait_request(&req, func, pe);
 }
 
 /* The link model (TSHMEM_LINK="1.25GB/s,5us", link.c): a request is stamped with the time a
@@ -174,268 +66,45 @@ static void link_stamp(struct request *r)
 static uint64_t link_due(const struct request *r)
 {
     int fetch = r->op == REQ_AMO && r->sub != TSHMEM_AMO_SET && r->sub != TSHMEM_AMO_ADD;
-    return tshmem_link_served_due(r->due, r->op == REQ_GET || r->op == REQ_QUIET || fetch,
-                                  r->op == REQ_GET ? r->nbytes : fetch ? 8 : 0);
+    int acked = r->op == REQ_QUIET || (r->op == REQ_PUT && (r->sub & PUT_QUIET));
+    size_t back = fetch ? 8 : r->op == REQ_GET ? r->nbytes : 0; /* bytes of the answer */
+    return tshmem_link_served_due(r->due, r->op == REQ_GET || acked || fetch, back);
 }
 
-/* Posts a request message to pe's proxy: a struct request, followed by inline bytes if any
- * (`bytes` in all). The link model stamps it; `msg` must live until `req` completes. */
-static void post_request(void *msg, size_t bytes, int pe, MPI_Request *req)
+void post_request(void *msg, size_t bytes, int pe, MPI_Request *req)
 {
     link_stamp(msg);
     MPI_Isend(msg, (int)bytes, MPI_BYTE, pe, TAG_REQ, net.comm, req);
 }
 
-static void send_request(struct request *r, int pe, const char *func)
+void send_request(struct request *r, int pe, const char *func)
 {
     MPI_Request req;
     post_request(r, sizeof *r, pe, &req);
     wait_request(&req, func, pe);
 }
 
-/* pe has requests of ours that only a quiet confirms. */
-static inline void mark_pending(int pe)
+void flush_staged(void)
 {
-    if (!net.pending[pe]) {
-        net.pending[pe] = 1;
-        net.n_pending++;
-    }
-}
-
-/* A reply from pe came after everything we sent it before: nothing is pending there. */
-static inline void clear_pending(int pe)
-{
-    if (net.pending[pe]) {
-        net.pending[pe] = 0;
-        net.n_pending--;
-    }
-}
-
-_Noreturn static void no_transport(const char *func, int pe)
-{
-    tshmem_fail(func, "PE %d is on node %d and this PE is on node %d, but the off-node "
-                "transport is not running (tshmem_transport_start found every PE on one node).",
-                pe, tshmem_g.pe_node[pe], tshmem_g.node);
-}
-
-void tshmem_offnode_put(void *dest, const void *source, size_t nbytes, int pe)
-{
-    if (!net.active)
-        no_transport("tshmem_putmem", pe);
-    net_lock();
-    /* BEGIN SOLUTION (Remote put): send a PUT header and then the bytes to pe's proxy, one chunk at a time; mark pe pending */
-    const char *from = source;
-    uint64_t offset = offset_of("tshmem_putmem", dest);
-    if (nbytes <= INLINE_BYTES) {
-        /* Small: the bytes ride in the header's message. A copy of a few KiB costs less
-         * than a second message through MPI and the proxy. */
-        struct request_msg m;
-        m.r = (struct request){.op = REQ_PUT, .sub = PUT_INLINE, .offset = offset,
-                               .nbytes = nbytes};
-        memcpy(m.bytes, source, nbytes);
-        MPI_Request req;
-        post_request(&m, sizeof m.r + nbytes, pe, &req);
-        wait_request(&req, "tshmem_putmem", pe);
-        mark_pending(pe);
-        net_unlock();
+    int pe = atomic_load_explicit(&net.staged_pe, memory_order_relaxed);
+    if (pe < 0)
         return;
-    }
-    /* Every message is posted before we wait for any (see "Who serves" above): while we
-     * wait we may serve pe's requests, and pe may be waiting on our bytes to serve ours. */
-    size_t n = (nbytes + CHUNK_BYTES - 1) / CHUNK_BYTES;
-    struct request *r = malloc(n * sizeof *r);
-    MPI_Request *req = malloc(2 * n * sizeof *req);
-    if (!r || !req)
-        tshmem_fail("tshmem_putmem", "out of memory for the %zu chunks of a put.", n);
-    for (size_t i = 0; i < n; i++) {
-        size_t done = i * CHUNK_BYTES;
-        size_t len = nbytes - done < CHUNK_BYTES ? nbytes - done : CHUNK_BYTES;
-        r[i] = (struct request){.op = REQ_PUT, .offset = offset + done, .nbytes = len};
-        post_request(&r[i], sizeof r[i], pe, &req[2 * i]);
-        /* Same sender, same receiver: the bytes are the next TAG_DATA message the proxy
-         * takes from us, and they leave from source itself (no copy). When the send is
-         * complete, source may be reused: a put's local completion. */
-        MPI_Isend(from + done, (int)len, MPI_BYTE, pe, TAG_DATA, net.comm, &req[2 * i + 1]);
-    }
-    for (size_t i = 0; i < 2 * n; i++)
-        wait_request(&req[i], "tshmem_putmem", pe);
-    free(req);
-    free(r);
-    mark_pending(pe);
-    /* END SOLUTION */
-    net_unlock();
+    atomic_store_explicit(&net.staged_pe, -1, memory_order_relaxed);
+    MPI_Request req;
+    post_request(&net.staged, sizeof net.staged.r + net.staged.r.nbytes, pe, &req);
+    wait_request(&req, "tshmem_putmem", pe);
 }
 
-void tshmem_offnode_get(void *dest, const void *source, size_t nbytes, int pe)
+/* A staged put leaves at the latest when a thread of ours waits or the proxy idles: a PE that
+ * puts and then computes must not hold its put back until its next call. trylock: a thread
+ * inside a tshmem_offnode_* call holds net.lock, and that call sends the put itself. */
+static void flush_idle(void)
 {
-    if (!net.active)
-        no_transport("tshmem_getmem", pe);
-    net_lock();
-    /* BEGIN SOLUTION (Remote get): ask pe's proxy for the bytes with one GET request and receive them chunk by chunk into dest */
-    struct request r = {.op = REQ_GET, .offset = offset_of("tshmem_getmem", source),
-                        .nbytes = nbytes};
-    char *to = dest;
-    /* Post every chunk's receive before asking: the reply never waits for us, even while we
-     * serve pe's requests in the wait (see "Who serves" above). */
-    size_t n = nbytes ? (nbytes + CHUNK_BYTES - 1) / CHUNK_BYTES : 1;
-    MPI_Request *req = malloc(n * sizeof *req);
-    if (!req)
-        tshmem_fail("tshmem_getmem", "out of memory for the %zu chunks of a get.", n);
-    for (size_t i = 0; i < n; i++) {
-        size_t done = i * CHUNK_BYTES;
-        size_t len = nbytes - done < CHUNK_BYTES ? nbytes - done : CHUNK_BYTES;
-        MPI_Irecv(to + done, (int)len, MPI_BYTE, pe, TAG_REPLY, net.comm, &req[i]);
-    }
-    send_request(&r, pe, "tshmem_getmem");
-    for (size_t i = 0; i < n; i++)
-        wait_request(&req[i], "tshmem_getmem", pe);
-    free(req);
-    /* The proxy read our bytes after applying everything we sent it before this request. */
-    clear_pending(pe);
-    /* END SOLUTION */
-    net_unlock();
-}
-
-void tshmem_offnode_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
-{
-    if (!net.active)
-        no_transport("tshmem_signal_op", pe);
-    net_lock();
-    /* BEGIN SOLUTION (Remote signal and atomics): send a SIGNAL request; the proxy applies it after every earlier request of ours */
-    struct request r = {.op = REQ_SIGNAL, .sub = (uint32_t)sig_op,
-                        .offset = offset_of("tshmem_signal_op", sig_addr), .value = signal};
-    send_request(&r, pe, "tshmem_signal_op");
-    mark_pending(pe);
-    /* END SOLUTION */
-    net_unlock();
-}
-
-uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, uint64_t cond,
-                            int pe)
-{
-    if (!net.active)
-        no_transport("tshmem_uint64_atomic", pe);
-    uint64_t old = 0;
-    net_lock();
-    /* BEGIN SOLUTION (Remote signal and atomics): send an AMO request; for a fetching one wait for the proxy's reply */
-    struct request r = {.op = REQ_AMO, .sub = (uint32_t)op,
-                        .offset = offset_of("tshmem_uint64_atomic", dest), .value = value,
-                        .cond = cond};
-    if (op == TSHMEM_AMO_SET || op == TSHMEM_AMO_ADD) {
-        /* Nothing comes back: like a put, it is complete at the next quiet. */
-        send_request(&r, pe, "tshmem_uint64_atomic");
-        mark_pending(pe);
-    } else {
-        MPI_Request req;
-        MPI_Irecv(&old, 1, MPI_UINT64_T, pe, TAG_REPLY, net.comm, &req);
-        send_request(&r, pe, "tshmem_uint64_atomic");
-        wait_request(&req, "tshmem_uint64_atomic", pe);
-        clear_pending(pe);
-    }
-    /* END SOLUTION */
-    net_unlock();
-    return old;
-}
-
-void tshmem_offnode_quiet(void)
-{
-    if (!net.active)
-        return; /* every PE on one node: nothing can be pending */
-    net_lock();
-    if (net.n_pending == 0) { /* nothing sent off-node since the last quiet */
-        net_unlock();
+    if (atomic_load_explicit(&net.staged_pe, memory_order_relaxed) < 0 ||
+        pthread_mutex_trylock(&net.lock) != 0)
         return;
-    }
-    /* BEGIN SOLUTION (Quiet: waiting for acknowledgements): send QUIET to every pending PE, then wait for all their acknowledgements */
-    int n = tshmem_g.n_pes, k = 0;
-    MPI_Request *acks = malloc(sizeof *acks * (size_t)net.n_pending);
-    int *from = malloc(sizeof *from * (size_t)net.n_pending);
-    struct request r = {.op = REQ_QUIET};
-    /* Ask them all first, then wait: the round trips overlap instead of adding up. */
-    for (int pe = 0; pe < n; pe++) {
-        if (!net.pending[pe])
-            continue;
-        from[k] = pe;
-        MPI_Irecv(NULL, 0, MPI_BYTE, pe, TAG_ACK, net.comm, &acks[k++]);
-        send_request(&r, pe, "tshmem_quiet");
-    }
-    for (int i = 0; i < k; i++)
-        wait_request(&acks[i], "tshmem_quiet", from[i]);
-    free(acks);
-    free(from);
-    memset(net.pending, 0, (size_t)n);
-    net.n_pending = 0;
-    /* END SOLUTION */
+    flush_staged();
     net_unlock();
-}
-
-/* What the proxy does with one request from PE `from`. It runs on the proxy thread (or a
- * waiting thread of ours, see progress), one request at a time, in the order each sender sent
- * them. A PUT of up to INLINE_BYTES came with its bytes: `inline_bytes` points to them. */
-static void serve(const struct request *r, const char *inline_bytes, int from)
-{
-    /* BEGIN SOLUTION (The proxy thread): apply a PUT, GET, SIGNAL, AMO or QUIET request to this PE's slice with C11 atomics, and answer where the sender waits */
-    switch (r->op) {
-    case REQ_PUT: {
-        /* The bytes are the next TAG_DATA message from `from`: straight into the heap. */
-        char *to = local_bytes(r->offset, r->nbytes, from);
-        if (r->sub == PUT_INLINE) {
-            memcpy(to, inline_bytes, r->nbytes);
-            break;
-        }
-        MPI_Recv(to, (int)r->nbytes, MPI_BYTE, from, TAG_DATA, net.comm, MPI_STATUS_IGNORE);
-        break;
-    }
-    case REQ_GET: {
-        const char *src = local_bytes(r->offset, r->nbytes, from);
-        for (size_t done = 0; done < r->nbytes; done += CHUNK_BYTES) {
-            size_t len = r->nbytes - done < CHUNK_BYTES ? r->nbytes - done : CHUNK_BYTES;
-            MPI_Send(src + done, (int)len, MPI_BYTE, from, TAG_REPLY, net.comm);
-        }
-        break;
-    }
-    case REQ_SIGNAL: {
-        /* Release, as on the shared-memory path: the bytes of every earlier PUT from this
-         * sender were stored by this thread before, so a PE that reads the signal with
-         * acquire sees them. */
-        _Atomic uint64_t *w = tshmem_atomic((uint64_t *)local_bytes(r->offset, 8, from));
-        if (r->sub == TSHMEM_SIGNAL_SET)
-            atomic_store_explicit(w, r->value, memory_order_release);
-        else
-            atomic_fetch_add_explicit(w, r->value, memory_order_release);
-        break;
-    }
-    case REQ_AMO: {
-        _Atomic uint64_t *w = tshmem_atomic((uint64_t *)local_bytes(r->offset, 8, from));
-        uint64_t old = 0, cond = r->cond;
-        switch ((enum tshmem_amo)r->sub) {
-        case TSHMEM_AMO_FETCH: old = atomic_load_explicit(w, memory_order_acquire); break;
-        case TSHMEM_AMO_SET: atomic_store_explicit(w, r->value, memory_order_release); return;
-        case TSHMEM_AMO_ADD: atomic_fetch_add_explicit(w, r->value, memory_order_acq_rel); return;
-        case TSHMEM_AMO_FETCH_ADD:
-            old = atomic_fetch_add_explicit(w, r->value, memory_order_acq_rel);
-            break;
-        case TSHMEM_AMO_SWAP: old = atomic_exchange_explicit(w, r->value, memory_order_acq_rel); break;
-        case TSHMEM_AMO_COMPARE_SWAP:
-            atomic_compare_exchange_strong_explicit(w, &cond, r->value, memory_order_acq_rel,
-                                                    memory_order_acquire);
-            old = cond;
-            break;
-        default:
-            tshmem_fail("proxy", "PE %d sent an atomic of unknown kind %u.", from, r->sub);
-        }
-        MPI_Send(&old, 1, MPI_UINT64_T, from, TAG_REPLY, net.comm);
-        break;
-    }
-    case REQ_QUIET:
-        /* Everything `from` sent before this request has been applied above. */
-        atomic_thread_fence(memory_order_seq_cst);
-        MPI_Send(NULL, 0, MPI_BYTE, from, TAG_ACK, net.comm);
-        break;
-    default:
-        tshmem_fail("proxy", "PE %d sent a request of unknown kind %u.", from, r->op);
-    }
-    /* END SOLUTION */
 }
 
 /* Under the link model, a request m (in net.taken) that has come from `from`: the one to serve
@@ -445,7 +114,7 @@ static void serve(const struct request *r, const char *inline_bytes, int from)
 static struct request_msg *link_arrive(struct request_msg *m, int from)
 {
     uint64_t due = link_due(&m->r);
-    int big_put = m->r.op == REQ_PUT && m->r.sub != PUT_INLINE;
+    int big_put = m->r.op == REQ_PUT && !(m->r.sub & PUT_INLINE);
     if (due <= now_ns() && !tshmem_link_holds(from))
         return m;
     size_t bytes = m->r.op == REQ_PUT ? m->r.nbytes : 0;
@@ -457,7 +126,7 @@ static struct request_msg *link_arrive(struct request_msg *m, int from)
     copy->r = m->r;
     if (big_put) { /* its bytes are the next TAG_DATA message from `from` */
         MPI_Recv(to, (int)bytes, MPI_BYTE, from, TAG_DATA, net.comm, MPI_STATUS_IGNORE);
-        copy->r.sub = PUT_INLINE;
+        copy->r.sub |= PUT_INLINE;
     } else {
         memcpy(to, m->bytes, bytes);
     }
@@ -465,22 +134,22 @@ static struct request_msg *link_arrive(struct request_msg *m, int from)
     return NULL;
 }
 
-/* Takes and serves the requests that have arrived, up to a handful; returns how many. One
+/* Takes and serves the requests that have arrived, up to `most`; returns how many. One
  * thread at a time: another that finds the lock taken returns at once (that one serves).
  * Under the link model the requests that have fallen due come first, and every message is
  * taken as it arrives, to wait in the link until it is due (link_arrive). */
-static int poll_requests(void)
+static int poll_requests(int most)
 {
     if (pthread_mutex_trylock(&net.serve) != 0)
         return 0;
     int served = 0, from;
     struct request_msg *m;
-    while (net.active && served < 16 && tshmem_link_on() && (m = tshmem_link_next(&from))) {
+    while (net.active && served < most && net.link_on && (m = tshmem_link_next(&from))) {
         serve(&m->r, (char *)m + offsetof(struct request_msg, bytes), from);
         free(m);
         served++;
     }
-    for (int taken = 0; net.active && served < 16 && taken < 64; taken++) {
+    for (int taken = 0; net.active && served < most && taken < 64; taken++) {
         /* active: not stopped since the caller looked */
         int flag = 0;
         MPI_Message msg;
@@ -514,7 +183,11 @@ void tshmem_offnode_progress(void)
     if (!net.active)
         return;
     atomic_store_explicit(&net.polled, now_ns(), memory_order_relaxed);
-    poll_requests();
+    flush_idle();
+    /* One request: the word this thread waits for may be set by it, and the wait looks again
+     * at once. Probing on before it looks would add a trip through MPI's progress engine to
+     * every off-node hop. The proxy thread takes a handful. */
+    poll_requests(1);
 }
 
 /* The proxy's idle back-off. After a request it keeps polling, giving its core away between
@@ -527,7 +200,7 @@ static void idle_pause(uint64_t last_request, unsigned *sleeps)
 {
     uint64_t t = now_ns();
     uint64_t polled = atomic_load_explicit(&net.polled, memory_order_relaxed);
-    if (tshmem_link_on() && (tshmem_link_next_due() || t - last_request < SPIN_NS)) {
+    if (net.link_on && (tshmem_link_next_due() || t - last_request < SPIN_NS)) {
         /* The card's receiving side, while requests are on the wire or a burst goes on: wake
          * when the first falls due, and look for new messages between naps that grow from
          * 20 us (tshmem_link_nap). A yield would wait out the time slices of busy threads. */
@@ -551,10 +224,11 @@ static void *proxy_main(void *arg)
     uint64_t last = now_ns();
     unsigned sleeps = 0;
     while (!atomic_load_explicit(&net.stop, memory_order_acquire)) {
-        if (poll_requests() > 0) {
+        if (poll_requests(16) > 0) {
             last = now_ns();
             sleeps = 0;
         } else {
+            flush_idle();
             idle_pause(last, &sleeps);
         }
     }
@@ -588,14 +262,19 @@ void tshmem_transport_start(void)
     MPI_Comm_dup(tshmem_g.comm, &net.comm);
     net.pending = calloc((size_t)tshmem_g.n_pes, 1);
     net.n_pending = 0;
+    net.hang_warn = tshmem_env_int("TSHMEM_HANG_WARN");
+    atomic_store(&net.staged_pe, -1);
     atomic_store(&net.stop, 0);
     tshmem_link_setup(tshmem_g.n_pes);
+    net.link_on = tshmem_link_on();
+    /* Before the thread starts: pthread_create orders every write above before the proxy's
+     * first read, where a store after it would race with the proxy's reads of net.active. */
+    net.active = 1;
     if (pthread_create(&net.thread, NULL, proxy_main, NULL) != 0)
         tshmem_fail("tshmem_init", "could not start the proxy thread (out of threads?).");
     static int registered;
     if (!registered && atexit(exit_check) == 0)
         registered = 1;
-    net.active = 1;
 }
 
 void tshmem_transport_stop(void)

@@ -49,12 +49,16 @@ static void schedule_begin(const char *func, tshmem_pipe_t *p, struct tshmem_pip
 /* One micro-batch's forward on this stage, from receiving its input to sending its output. */
 void tshmem_pipe_forward_step(tshmem_pipe_t *p, struct tshmem_pipe_model *m, int mb)
 {
-    /* BEGIN SOLUTION (A micro-batch's steps): input (stage 0: tshmem_pipe_model_input; else receive it from the stage before) into m->x, tshmem_pipe_model_forward into m->y, send m->y on unless this is the last stage */
-    if (p->stage == 0)
+    /* BEGIN SOLUTION (A micro-batch's steps): input (stage 0: tshmem_pipe_model_input into m->x; else the zero-copy receive from the stage before), tshmem_pipe_model_forward into m->y, release the input's slot, send m->y on unless this is the last stage */
+    if (p->stage == 0) {
         tshmem_pipe_model_input(m, mb, m->x);
-    else
-        tshmem_pipe_recv_fwd(p, m->x);
-    tshmem_pipe_model_forward(m, mb, m->x, m->y);
+        tshmem_pipe_model_forward(m, mb, m->x, m->y);
+    } else {
+        /* The layer reads its input where the sender put it; the forward stashes its own copy,
+         * so the slot can go back as soon as the forward returns, before our send may wait. */
+        tshmem_pipe_model_forward(m, mb, tshmem_pipe_recv_fwd_ptr(p), m->y);
+        tshmem_pipe_release_fwd(p);
+    }
     if (p->stage + 1 < p->n_stages)
         tshmem_pipe_send_fwd(p, m->y); /* returns once m->y may be overwritten */
     /* END SOLUTION */
@@ -63,11 +67,12 @@ void tshmem_pipe_forward_step(tshmem_pipe_t *p, struct tshmem_pipe_model *m, int
 /* One micro-batch's backward on this stage. */
 void tshmem_pipe_backward_step(tshmem_pipe_t *p, struct tshmem_pipe_model *m, int mb)
 {
-    /* BEGIN SOLUTION (A micro-batch's steps): gradient (last stage: NULL, the loss gives it; else receive it from the stage after) into m->dy, tshmem_pipe_model_backward into m->dx (NULL on stage 0), send m->dx back unless this is stage 0 */
+    /* BEGIN SOLUTION (A micro-batch's steps): gradient (last stage: NULL, the loss gives it; else the zero-copy receive from the stage after), tshmem_pipe_model_backward into m->dx (NULL on stage 0), release the gradient's slot, send m->dx back unless this is stage 0 */
     int last = p->stage + 1 == p->n_stages;
+    const float *dy = last ? NULL : tshmem_pipe_recv_bwd_ptr(p);
+    tshmem_pipe_model_backward(m, mb, dy, p->stage > 0 ? m->dx : NULL);
     if (!last)
-        tshmem_pipe_recv_bwd(p, m->dy);
-    tshmem_pipe_model_backward(m, mb, last ? NULL : m->dy, p->stage > 0 ? m->dx : NULL);
+        tshmem_pipe_release_bwd(p); /* the backward has read dy: the slot may be reused */
     if (p->stage > 0)
         tshmem_pipe_send_bwd(p, m->dx);
     /* END SOLUTION */

@@ -1,7 +1,8 @@
 /* combine.cu: tm_combine, chapter 3.1's combine as kernels: the inverse of the last dispatch.
  *   1. send  (combine_send_kernel, a warp per row) row r of expert_out goes home, to
- *            back[token * k + slot] of PE src_pe[r], with a signal that adds 1 to back_in[me]
- *            there: one counter per source PE.
+ *            back[token * k + slot] of PE src_pe[r]; the signals add to back_in[me] there: one
+ *            counter per source PE (through nvshmem_ptr, once per block at its end; through
+ *            puts, one per row).
  *   2. wait  (wait_back_kernel, one block) until back_in[j] reaches its running total for
  *            every PE j (dispatch's counts kernel added what each j owes me).
  *   3. sum   (weighted_sum_kernel) y[t] = sum over s = 0 .. k - 1 of weight(t, s) x back[t, s],
@@ -13,28 +14,34 @@
 
 __global__ void combine_send_kernel(tm_moe_t m, const float *out, int n_rows)
 {
+    __shared__ unsigned pending[TM_MAX_PES]; /* rows stored through nvshmem_ptr, per home PE */
     int lane = threadIdx.x % 32, warps = gridDim.x * blockDim.x / 32;
+    for (int p = threadIdx.x; p < m.n; p += blockDim.x) pending[p] = 0;
+    __syncthreads();
     for (int r = (blockIdx.x * blockDim.x + threadIdx.x) / 32; r < n_rows; r += warps) {
         int home = m.src_pe[r];
+        if (home < 0) continue; /* padding of the low-latency buffer: the same for the warp */
         size_t slot = (size_t)m.src_token[r] * m.k + m.src_slot[r];
         float *to = m.back + slot * m.H;
         const float *from = out + (size_t)r * m.H;
-        /* BEGIN SOLUTION (Sending the outputs home): where nvshmem_ptr maps `to` on home (and m.p2p): the warp stores the row there, __syncwarp, lane 0 fences and adds 1 to back_in[me] on home; else one nvshmemx_putmem_signal_nbi_warp adding 1 to back_in[me] on home */
+        /* BEGIN SOLUTION (Sending the outputs home): where nvshmem_ptr maps `to` on home (and m.p2p): the warp stores the row there and lane 0 adds 1 to pending[home]; else one nvshmemx_putmem_signal_nbi_warp adding 1 to back_in[me] on home */
         size_t row_bytes = (size_t)m.H * sizeof(float);
         float *peer = m.p2p ? (float *)nvshmem_ptr(to, home) : NULL;
         if (peer) {
             tm_copy_warp(peer, from, row_bytes);
-            __syncwarp();
-            if (lane == 0) {
-                __threadfence_system();
-                nvshmemx_signal_op(&m.back_in[m.me], 1, NVSHMEM_SIGNAL_ADD, home);
-            }
+            if (lane == 0) atomicAdd(&pending[home], 1u);
         } else {
             nvshmemx_putmem_signal_nbi_warp(to, from, row_bytes, &m.back_in[m.me], 1,
                                             NVSHMEM_SIGNAL_ADD, home);
         }
         /* END SOLUTION */
     }
+    /* BEGIN SOLUTION (Sending the outputs home): every thread fences its stores, the block syncs, then thread p (each p < n) with pending[p] > 0 adds it to back_in[me] on PE p */
+    __threadfence_system();
+    __syncthreads();
+    for (int p = threadIdx.x; p < m.n; p += blockDim.x)
+        if (pending[p]) nvshmemx_signal_op(&m.back_in[m.me], pending[p], NVSHMEM_SIGNAL_ADD, p);
+    /* END SOLUTION */
     __syncthreads();
     if (threadIdx.x == 0) nvshmem_quiet(); /* expert_out may change once the stream is past this */
 }
@@ -47,20 +54,41 @@ __global__ void wait_back_kernel(tm_moe_t m)
     /* END SOLUTION */
 }
 
-/* One block per token (grid-stride), a thread per float of the row. */
+/* One block per token (grid-stride), a thread per 4 floats of the row (H is a multiple of 4).
+ * A thread loads the rows of up to 4 slots before it adds any of them: the sum must go in slot
+ * order, but the loads need not wait for each other. */
 __global__ void weighted_sum_kernel(tm_moe_t m, float *y, int T)
 {
+    int aligned = ((uintptr_t)y & 15) == 0;
     for (int t = blockIdx.x; t < T; t += gridDim.x)
-        for (int h = threadIdx.x; h < m.H; h += blockDim.x) {
-            /* BEGIN SOLUTION (The weighted sum): acc = 0; for s = 0 .. k - 1 with idx[t * k + s] >= 0: acc = acc + weights[t * k + s] * back[(t * k + s) * H + h], with __fmul_rn and __fadd_rn (no fused multiply-add: 3.1's CPU rounds the product, then the sum); y[t * H + h] = acc */
-            float acc = 0.0f;
-            for (int s = 0; s < m.k; s++) {
-                size_t ts = (size_t)t * m.k + s;
-                if (m.idx[ts] < 0) continue; /* an empty slot adds nothing */
-                acc = __fadd_rn(acc, __fmul_rn(m.weights[ts], __ldcg(m.back + ts * m.H + h)));
+        for (int h4 = threadIdx.x; h4 < m.H / 4; h4 += blockDim.x) {
+            float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            /* BEGIN SOLUTION (The weighted sum): for each of the 4 floats: acc = 0; for s = 0 .. k - 1 with idx[t * k + s] >= 0: acc = acc + weights[t * k + s] * back[(t * k + s) * H + 4 * h4 + c], with __fmul_rn and __fadd_rn (no fused multiply-add: 3.1's CPU rounds the product, then the sum) */
+            for (int s0 = 0; s0 < m.k; s0 += 4) {
+                float4 v[4];
+                float w[4];
+#pragma unroll
+                for (int u = 0; u < 4; u++) {
+                    size_t ts = (size_t)t * m.k + s0 + u;
+                    w[u] = 0.0f; /* no slot: adds nothing (and is skipped below) */
+                    if (s0 + u < m.k && m.idx[ts] >= 0) {
+                        w[u] = m.weights[ts];
+                        v[u] = __ldcg((const float4 *)(m.back + ts * m.H) + h4);
+                    }
+                }
+#pragma unroll
+                for (int u = 0; u < 4; u++) {
+                    if (s0 + u >= m.k || m.idx[(size_t)t * m.k + s0 + u] < 0) continue;
+                    acc.x = __fadd_rn(acc.x, __fmul_rn(w[u], v[u].x));
+                    acc.y = __fadd_rn(acc.y, __fmul_rn(w[u], v[u].y));
+                    acc.z = __fadd_rn(acc.z, __fmul_rn(w[u], v[u].z));
+                    acc.w = __fadd_rn(acc.w, __fmul_rn(w[u], v[u].w));
+                }
             }
-            y[(size_t)t * m.H + h] = acc;
             /* END SOLUTION */
+            float *to = y + (size_t)t * m.H + 4 * (size_t)h4;
+            if (aligned) *(float4 *)to = acc;
+            else to[0] = acc.x, to[1] = acc.y, to[2] = acc.z, to[3] = acc.w;
         }
 }
 

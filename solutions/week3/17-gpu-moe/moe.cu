@@ -62,9 +62,10 @@ tm_moe_t *tm_moe_create(const tm_config_t *c)
     TM_CUDA(cudaMalloc(&m->back_expected, (size_t)n * sizeof(uint64_t)));
     TM_CUDA(cudaMemset(m->rows_expected, 0, (size_t)n * m->E * sizeof(uint64_t)));
     TM_CUDA(cudaMemset(m->back_expected, 0, (size_t)n * sizeof(uint64_t)));
-    /* n_rows, then the per-local-expert counts: written by the counts kernel, read by the host
-     * with no copy (mapped pinned memory). */
-    TM_CUDA(cudaHostAlloc(&m->info, (1 + (size_t)m->E) * sizeof(int), cudaHostAllocMapped));
+    /* n_rows, the per-local-expert counts, then a bad routing entry: written by the counts
+     * kernel, read by the host with no copy (mapped pinned memory). */
+    TM_CUDA(cudaHostAlloc(&m->info, (4 + (size_t)m->E) * sizeof(int), cudaHostAllocMapped));
+    TM_CUDA(cudaEventCreateWithFlags(&m->counted, cudaEventDisableTiming));
     m->h_count = (int *)calloc((size_t)m->E + 1, sizeof(int));
     m->h_offset = (int *)calloc((size_t)m->E + 2, sizeof(int));
     TM_CUDA(cudaDeviceSynchronize());
@@ -89,17 +90,26 @@ void tm_moe_destroy(tm_moe_t *m)
     cudaFree(m->src_pe), cudaFree(m->src_token), cudaFree(m->src_slot);
     cudaFree(m->rows_expected), cudaFree(m->back_expected);
     cudaFreeHost(m->info);
+    cudaEventDestroy(m->counted);
+    if (m->ll_recv) {
+        nvshmem_free(m->ll_recv);
+        nvshmem_free(m->ll_meta);
+        nvshmem_free(m->ll_count);
+        nvshmem_free(m->ll_rows_in);
+        cudaFree(m->ll_expected), cudaFree(m->ll_recv_count), cudaFree(m->ll_src);
+    }
     free(m->h_count), free(m->h_offset), free(m);
 }
 
-void tm_wait_stream(cudaStream_t st, const char *what)
+/* Waits for a stream (ev NULL) or an event, at most TMOE_WAIT_S seconds. */
+static void wait_done(cudaStream_t st, cudaEvent_t ev, const char *what)
 {
     const char *v = getenv("TMOE_WAIT_S");
     double limit = v ? atof(v) : 60;
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
-        cudaError_t e = cudaStreamQuery(st);
+        cudaError_t e = ev ? cudaEventQuery(ev) : cudaStreamQuery(st);
         if (e == cudaSuccess) return;
         if (e != cudaErrorNotReady)
             tm_die(what, "failed on the GPU: %s (a kernel that trapped, e.g. a TODO, or a bad "
@@ -115,6 +125,16 @@ void tm_wait_stream(cudaStream_t st, const char *what)
     }
 }
 
+void tm_wait_stream(cudaStream_t st, const char *what)
+{
+    wait_done(st, NULL, what);
+}
+
+void tm_wait_event(cudaEvent_t ev, const char *what)
+{
+    wait_done(NULL, ev, what);
+}
+
 int tm_grid(size_t warps)
 {
     static int sms;
@@ -124,5 +144,5 @@ int tm_grid(size_t warps)
         TM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     }
     size_t blocks = (warps + 15) / 16;
-    return blocks < 1 ? 1 : blocks > (size_t)sms ? sms : (int)blocks;
+    return blocks < 1 ? 1 : blocks > 2 * (size_t)sms ? 2 * sms : (int)blocks;
 }

@@ -1,0 +1,179 @@
+/* transport.h: what the two halves of chapter 2.5's off-node path share (provided).
+ *
+ * A PE on another (virtual) node shares no memory with us, so tshmem_heap_peer answers NULL for
+ * it and the calls of chapters 1.3 and 1.4 come to requests.c (tshmem_offnode_*). Each such
+ * call becomes a request message to the target PE, where a progress thread, the proxy, applies
+ * it to its own slice with the same C11 atomics as the shared-memory path, so that a word is
+ * never updated by two atomicity domains. NVSHMEM does the same for InfiniBand with its proxy
+ * thread (IBRC).
+ *
+ *   put     header to the target's proxy (TAG_REQ), then the bytes (TAG_DATA), in chunks;
+ *           up to INLINE_BYTES the bytes ride in the header's own message
+ *   signal  header; the proxy stores or adds with release order
+ *   amo     header; the proxy applies it and, for a fetching one, replies the old value
+ *   get     header; the proxy replies the bytes, chunk by chunk (TAG_REPLY)
+ *   quiet   a QUIET header to every PE we sent to since the last quiet; the proxy answers
+ *           (TAG_ACK) once it reaches it, so everything sent before it has been applied
+ *
+ * Order: MPI never lets two messages of one sender, tag and communicator overtake each other,
+ * and one proxy thread applies a sender's requests one after another, so requests to one PE
+ * are applied in the order they were made. That is all tshmem_fence asks of the off-node path.
+ *
+ * Who serves: the proxy thread when the program computes, and any thread of ours that waits
+ * (tshmem_spin_pause calls tshmem_offnode_progress): a PE waiting for a signal takes the
+ * request that sets it itself, without waiting for its proxy to be scheduled. One thread at a
+ * time serves (net.serve), so one sender's requests are still applied in order. The rule
+ * that follows: post every message of a call (a put's bytes, a get's receives) before waiting
+ * for any. Two PEs that each wait inside a put to the other may each be serving the other's
+ * request, and neither gets back to posting what the other's serve waits for.
+ *
+ * transport.c holds the state, the message helpers, the link model's hooks (link.c holds the
+ * model) and the proxy thread's start, loop and stop; requests.c the sender side
+ * (tshmem_offnode_*) and what the proxy does with a request (serve): the part you write.
+ */
+#ifndef TSHMEM_TRANSPORT_H
+#define TSHMEM_TRANSPORT_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "tshmem_internal.h"
+
+/* Bytes per data message: big enough to run at the wire's bandwidth, small enough that MPI's
+ * int count never overflows and that one sender's large put does not keep a proxy busy for
+ * long while others wait. */
+#define CHUNK_BYTES ((size_t)1 << 20)
+
+enum { TAG_REQ = 1, TAG_DATA = 2, TAG_REPLY = 3, TAG_ACK = 4 };
+enum { REQ_PUT, REQ_GET, REQ_SIGNAL, REQ_AMO, REQ_QUIET, REQ_STOP };
+/* A PUT's sub, bits: its bytes came in the request's message (PUT_INLINE); after them the
+ * proxy applies a signal (PUT_SIGNAL: value into the word at offset cond, added with
+ * PUT_SIGNAL_ADD, else stored) and answers as to a QUIET (PUT_QUIET). A small put_signal, or a
+ * small put and the quiet after it, is then one message (see net.staged). */
+enum { PUT_INLINE = 1, PUT_SIGNAL = 2, PUT_SIGNAL_ADD = 4, PUT_QUIET = 8 };
+
+/* One request, as it travels. Addresses travel as offsets from the start of a slice: the
+ * symmetric heap puts a word at the same offset in every PE's slice. */
+struct request {
+    uint32_t op;     /* REQ_* */
+    uint32_t sub;    /* the tshmem_amo of an AMO, the sig_op of a SIGNAL, PUT_INLINE */
+    uint64_t offset; /* target bytes or word, from the start of the target's slice */
+    uint64_t nbytes; /* PUT, GET: bytes that follow (PUT) or are asked for (GET) */
+    uint64_t value;  /* SIGNAL, AMO: the operand */
+    uint64_t cond;   /* AMO compare-and-swap: the expected value */
+    uint64_t due;    /* the link model's arrival time (ns, CLOCK_MONOTONIC); 0 without it */
+};
+
+/* A put up to this size travels in one message, header and bytes together: one message
+ * instead of two, for a copy of at most this much on each side. Open MPI sends messages up
+ * to 4 KiB eagerly over shared memory, so header and bytes stay below its eager limit. */
+#define INLINE_BYTES ((size_t)4096 - sizeof(struct request))
+
+/* A request with its inline bytes, as the proxy receives it. */
+struct request_msg {
+    struct request r;
+    char bytes[INLINE_BYTES];
+};
+
+/* The transport's state (transport.c). */
+struct transport {
+    int active;    /* a proxy thread runs: some PE is on another node */
+    MPI_Comm comm; /* the transport's own communicator (a copy of tshmem_g.comm) */
+    pthread_t thread;
+    unsigned char *pending;   /* pending[pe]: we sent pe something that quiet must confirm */
+    int n_pending;            /* how many pending[] are set */
+    pthread_mutex_t lock;     /* one of this PE's threads at a time sends (see net_lock) */
+    pthread_mutex_t serve;    /* one of this PE's threads at a time takes requests */
+    _Atomic uint64_t polled;  /* when another thread than the proxy last polled (ns) */
+    atomic_int stop;          /* REQ_STOP was taken: the proxy thread ends */
+    struct request_msg taken; /* under the serve lock: the request being taken */
+    long hang_warn;           /* TSHMEM_HANG_WARN, read once: waits are on the fast path */
+    int link_on;              /* TSHMEM_LINK is set: a QUIET travels on its own (link_due) */
+    /* Under net.lock: a small put that has not left yet, to PE staged_pe (-1: none). The next
+     * request to that PE takes it along (a signal, a quiet); any other sends it first
+     * (flush_staged), and so does a thread that waits, or the proxy when it finds it idle. */
+    struct request_msg staged;
+    atomic_int staged_pe;
+};
+extern struct transport net;
+
+/* The program's thread and chapter 2.4's progress thread may both reach another node at the
+ * same time. A PUT header and its bytes, a request and its reply, quiet's QUIETs and their
+ * acknowledgements must not interleave with the other thread's, so each tshmem_offnode_* call
+ * holds this lock from its first message to its last. The proxy thread never takes it: it
+ * answers other PEs whatever our own threads are doing. */
+static inline void net_lock(void) { pthread_mutex_lock(&net.lock); }
+static inline void net_unlock(void) { pthread_mutex_unlock(&net.lock); }
+
+static inline uint64_t offset_of(const char *func, const void *addr)
+{
+    const char *p = addr;
+    if (p < tshmem_g.slice || p >= tshmem_g.slice + tshmem_g.slice_bytes)
+        tshmem_fail(func, "address %p is not in this PE's symmetric heap.", addr);
+    return (uint64_t)(p - tshmem_g.slice);
+}
+
+/* The proxy's view of [offset, offset + nbytes) in its own slice; stops on a bad request. */
+static inline char *local_bytes(uint64_t offset, uint64_t nbytes, int from)
+{
+    if (offset > tshmem_g.slice_bytes || nbytes > tshmem_g.slice_bytes - offset)
+        tshmem_fail("proxy", "PE %d asked for %llu bytes at heap offset %llu, outside this "
+                    "PE's slice of %zu bytes: do both PEs run with the same "
+                    "TSHMEM_SYMMETRIC_SIZE?", from, (unsigned long long)nbytes,
+                    (unsigned long long)offset, tshmem_g.slice_bytes);
+    return tshmem_g.slice + offset;
+}
+
+/* Waits for an MPI request with back-off (tshmem_spin_pause), serving our own requests
+ * meanwhile, and says what it waits for after TSHMEM_HANG_WARN seconds. `pe` is the PE whose
+ * answer we wait for, or -1 for every PE. */
+void wait_request(MPI_Request *req, const char *func, int pe);
+
+/* Posts a request message to pe's proxy: a struct request, followed by inline bytes if any
+ * (`bytes` in all). The link model stamps it; `msg` must live until `req` completes. */
+void post_request(void *msg, size_t bytes, int pe, MPI_Request *req);
+
+/* Posts a header-only request and waits until it has left. */
+void send_request(struct request *r, int pe, const char *func);
+
+/* Sends the put waiting in net.staged, if any; call with net.lock held. Requests to one PE
+ * stay in the order they were made: every call sends the staged put before its own. */
+void flush_staged(void);
+
+static inline void send_bytes(const void *buf, size_t nbytes, int pe, int tag, const char *func)
+{
+    MPI_Request req;
+    MPI_Isend(buf, (int)nbytes, MPI_BYTE, pe, tag, net.comm, &req);
+    wait_request(&req, func, pe);
+}
+
+static inline void recv_bytes(void *buf, size_t nbytes, int pe, int tag, const char *func)
+{
+    MPI_Request req;
+    MPI_Irecv(buf, (int)nbytes, MPI_BYTE, pe, tag, net.comm, &req);
+    wait_request(&req, func, pe);
+}
+
+/* pe has requests of ours that only a quiet confirms. */
+static inline void mark_pending(int pe)
+{
+    if (!net.pending[pe]) {
+        net.pending[pe] = 1;
+        net.n_pending++;
+    }
+}
+
+/* A reply from pe came after everything we sent it before: nothing is pending there. */
+static inline void clear_pending(int pe)
+{
+    if (net.pending[pe]) {
+        net.pending[pe] = 0;
+        net.n_pending--;
+    }
+}
+
+/* What the proxy does with one request from PE `from` (requests.c). A PUT of up to
+ * INLINE_BYTES came with its bytes: `inline_bytes` points to them. */
+void serve(const struct request *r, const char *inline_bytes, int from);
+
+#endif
