@@ -1,4 +1,4 @@
-/* lm.c: a network between virtual nodes (TSHMEM_LINK="1.25GB/s,5us"), as a card's DMA sees it.
+/* link.c: a network between virtual nodes (TSHMEM_LINK="1.25GB/s,5us"), as a card's DMA sees it.
  *
  * Chapter 2.5. Provided: you do not need to edit this file. Between virtual nodes the bytes go
  * through MPI's shared memory, faster than most networks. With TSHMEM_LINK set, every off-node
@@ -146,7 +146,7 @@ void tshmem_link_hold(void *msg, int from, uint64_t due)
 {
     struct held *h = malloc(sizeof *h);
     if (!h)
-        tshmem_fail("proxy", "out of memory for a request of PE %d on the lm.", from);
+        tshmem_fail("proxy", "out of memory for a request of PE %d on the link.", from);
     *h = (struct held){.msg = msg, .due = due, .from = from};
     if (lm.last)
         lm.last->next = h;
