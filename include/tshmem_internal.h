@@ -218,6 +218,20 @@ void tshmem_transport_stop(void);
  * over parent. */
 tshmem_team_t tshmem_team_split_color(const char *func, tshmem_team_t parent, int color, int key);
 void tshmem_teams_release(void); /* at finalize: the split teams' communicators */
+/* 2.5's link model (week2/10-multi-node/link.c, provided): TSHMEM_LINK's network card between
+ * virtual nodes. Times are ns of CLOCK_MONOTONIC; a due time of 0 means no link model. */
+uint64_t tshmem_now_ns(void);
+void tshmem_link_setup(int n_pes);        /* reads TSHMEM_LINK (tshmem_transport_start) */
+int tshmem_link_on(void);
+uint64_t tshmem_link_stamp(size_t bytes); /* sender: the arrival time of a transfer given now */
+uint64_t tshmem_link_served_due(uint64_t due, int answered, size_t back);
+void tshmem_link_sleep_until(uint64_t t);
+/* Target (under the serve lock): requests taken before they are due wait in the link. */
+void tshmem_link_hold(void *msg, int from, uint64_t due);
+int tshmem_link_holds(int from);          /* a request of `from` is held */
+void *tshmem_link_next(int *from);        /* the next due one in order, or NULL */
+uint64_t tshmem_link_next_due(void);      /* 0: none held (any thread) */
+void tshmem_link_nap(unsigned long turn); /* a wait's turn: sleep until then, or a nap */
 
 /* ---- Provided: local reduction arithmetic (week2/07-allreduce/combine.c) -------------------- */
 size_t tshmem_dtype_size(enum tshmem_dtype dtype);  /* 0 if dtype is not a TSHMEM_DTYPE_* */

@@ -116,6 +116,20 @@ Test(ch2_5, tcp_loopback, .description = "with every MPI message over TCP loopba
     ok_on(L2x3, "allreduce", ARGS("auto", "1000", "2"), "TSHMEM_TRANSPORT=tcp");
 }
 
+Test(ch2_5, link_model_same_results, .description = "across a modeled network card (TSHMEM_LINK=1.25GB/s,5us) every result is the same: put/get, put_signal, fence order, atomics, allreduce, 2.4's requests")
+{
+    /* The link holds each request until its arrival time, a put's bytes in a copy: what
+     * arrives late must still be applied in each sender's order, and never lost. */
+    const char *link = "TSHMEM_LINK=1.25GB/s,5us";
+    ok_on(L2x2, "rma", ARGS("1", "4097", "100000"), link);
+    ok_on(L2x1, "signal", ARGS("100", "70000"), link);
+    ok_on(L2x2, "fence", ARGS("100"), link);
+    ok_on(L2x2, "atomics", ARGS("30"), link);
+    ok_on(L2x2, "allreduce", ARGS("auto", "100000", "2"), link);
+    const char *const env[] = {L2x1.per_node, link, NULL};
+    expect_ok_on(CH, "pe_2_4", "busy", ARGS("-"), env, 40, (int[]){L2x1.npes, END_PES});
+}
+
 Test(ch2_5, team_split_strided_nodes_and_leaders, .description = "tshmem_team_split_strided: node teams and the leaders' team, numbering, translate, sync and allreduce on them, destroy")
 {
     ok_on(L2x2, "split", NULL, NULL);

@@ -15,6 +15,7 @@
 #include "tshmem_internal.h"
 
 #define SPIN_PAUSES 64       /* pause-hint spins before the first sched_yield */
+#define LINK_PAUSES 8        /* across a modeled link, before the first nap */
 #define YIELDS_BEFORE_SLEEP 20000
 
 static double now(void)
@@ -57,12 +58,16 @@ __attribute__((noinline)) static void maybe_warn(struct tshmem_spin *spin)
 
 /* The first turns of a wait. Across nodes (chapter 2.5), the word we wait for is set by a
  * request that arrives by message: take it ourselves (tshmem_offnode_progress) rather than
- * wait for the proxy thread to be scheduled. */
+ * wait for the proxy thread to be scheduled. Across a modeled link (TSHMEM_LINK, link.c) a
+ * wait naps instead of yielding, as a thread that waits for a network card sleeps: a thread
+ * that yields beside busy ones gets its core back only after their time slices. */
 __attribute__((noinline)) static void short_pause(unsigned long n)
 {
     tshmem_offnode_progress();
-    if (n < SPIN_PAUSES)
+    if (n < (tshmem_link_on() ? LINK_PAUSES : SPIN_PAUSES))
         cpu_pause();
+    else if (tshmem_link_on())
+        tshmem_link_nap(n - LINK_PAUSES);
     else
         sched_yield();
 }

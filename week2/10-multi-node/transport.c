@@ -1,6 +1,6 @@
 /* transport.c: the off-node path's machinery (provided): the transport's state, the waits and
- * request messages, the link model, and the proxy thread: its start, its loop, progress for the
- * threads that wait, and its stop.
+ * request messages, the link model's hooks (the model itself is link.c), and the proxy thread:
+ * its start, its loop, progress for the threads that wait, and its stop.
  *
  * Chapter 2.5. transport.h describes the protocol; requests.c, the part you write, sends the
  * requests and serves them (serve), called from poll_requests below.
@@ -9,7 +9,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
-#include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -52,50 +52,23 @@ void wait_request(MPI_Request *req, const char *func, int pe)
     }
 }
 
-/* The link model (TSHMEM_LINK="12.5GB/s,5us"): every off-node request arrives as if a network
- * card had sent it, header and bytes at the link's bandwidth, one transfer after the other
- * per sending PE, plus the link's latency. The sender is not held up (a card's DMA works
- * without the CPU); the request is stamped with its arrival time, and whoever serves it on
- * the target holds it until then (see poll_requests). Replies (a get's bytes, an atomic's old
- * value, quiet's acknowledgement) leave when the request is due and take the link's time
- * back. The clock is CLOCK_MONOTONIC, one clock for every PE of one machine: the model is
- * for virtual nodes. */
-static struct {
-    double ns_per_byte;  /* 0: no link model */
-    uint64_t latency_ns;
-    uint64_t free_at;    /* when this PE's card is done with what it was given (net.lock) */
-} link_model;
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
+/* The link model (TSHMEM_LINK="1.25GB/s,5us", link.c): a request is stamped with the time a
+ * network card would deliver it, header and a put's bytes; the target serves it then, or, if
+ * it is answered, when its answer would be back. */
+#define now_ns tshmem_now_ns
 
 static void link_stamp(struct request *r)
 {
-    if (link_model.ns_per_byte == 0 || r->op == REQ_STOP)
-        return;
-    size_t bytes = sizeof *r + (r->op == REQ_PUT ? r->nbytes : 0);
-    uint64_t t = now_ns(), start = t > link_model.free_at ? t : link_model.free_at;
-    link_model.free_at = start + (uint64_t)(link_model.ns_per_byte * (double)bytes);
-    r->due = link_model.free_at + link_model.latency_ns;
+    if (r->op != REQ_STOP)
+        r->due = tshmem_link_stamp(sizeof *r + (r->op == REQ_PUT ? r->nbytes : 0));
 }
 
-/* When the target may serve r: its arrival, and for a request that is answered, the time its
- * answer would take back over the link as well. */
 static uint64_t link_due(const struct request *r)
 {
-    if (r->due == 0)
-        return 0;
-    size_t back = r->op == REQ_QUIET ? 0
-                  : r->op == REQ_GET ? r->nbytes
-                  : r->op == REQ_AMO && r->sub != TSHMEM_AMO_SET && r->sub != TSHMEM_AMO_ADD ? 8
-                                                                                            : 1;
-    if (back == 1) /* nothing goes back */
-        return r->due;
-    return r->due + link_model.latency_ns + (uint64_t)(link_model.ns_per_byte * (double)back);
+    int fetch = r->op == REQ_AMO && r->sub != TSHMEM_AMO_SET && r->sub != TSHMEM_AMO_ADD;
+    int acked = r->op == REQ_QUIET || (r->op == REQ_PUT && (r->sub & PUT_QUIET));
+    size_t back = fetch ? 8 : r->op == REQ_GET ? r->nbytes : 0; /* bytes of the answer */
+    return tshmem_link_served_due(r->due, r->op == REQ_GET || acked || fetch, back);
 }
 
 void post_request(void *msg, size_t bytes, int pe, MPI_Request *req)
@@ -134,25 +107,50 @@ static void flush_idle(void)
     net_unlock();
 }
 
+/* Under the link model, a request m (in net.taken) that has come from `from`: the one to serve
+ * now, or NULL when it is not due yet, or something of its sender is held before it. Then it
+ * waits in the link as a copy, a put's bytes with it, received now: the sender's MPI_Isend
+ * completes without waiting for the request's time, as a card's DMA would. */
+static struct request_msg *link_arrive(struct request_msg *m, int from)
+{
+    uint64_t due = link_due(&m->r);
+    int big_put = m->r.op == REQ_PUT && !(m->r.sub & PUT_INLINE);
+    if (due <= now_ns() && !tshmem_link_holds(from))
+        return m;
+    size_t bytes = m->r.op == REQ_PUT ? m->r.nbytes : 0;
+    struct request_msg *copy = malloc(offsetof(struct request_msg, bytes) + bytes);
+    if (!copy)
+        tshmem_fail("proxy", "out of memory for a request of %zu bytes from PE %d on the link.",
+                    bytes, from);
+    char *to = (char *)copy + offsetof(struct request_msg, bytes);
+    copy->r = m->r;
+    if (big_put) { /* its bytes are the next TAG_DATA message from `from` */
+        MPI_Recv(to, (int)bytes, MPI_BYTE, from, TAG_DATA, net.comm, MPI_STATUS_IGNORE);
+        copy->r.sub |= PUT_INLINE;
+    } else {
+        memcpy(to, m->bytes, bytes);
+    }
+    tshmem_link_hold(copy, from, due);
+    return NULL;
+}
+
 /* Takes and serves the requests that have arrived, up to `most`; returns how many. One
  * thread at a time: another that finds the lock taken returns at once (that one serves).
- * Under the link model a request taken before it is due waits in net.held, and nothing after
- * it is taken until it has been served: one sender's requests stay in order. */
+ * Under the link model the requests that have fallen due come first, and every message is
+ * taken as it arrives, to wait in the link until it is due (link_arrive). */
 static int poll_requests(int most)
 {
     if (pthread_mutex_trylock(&net.serve) != 0)
         return 0;
-    int served = 0;
-    if (net.active && net.has_held) {
-        if (now_ns() < link_due(&net.held.r)) {
-            pthread_mutex_unlock(&net.serve);
-            return 0;
-        }
-        net.has_held = 0;
-        serve(&net.held.r, net.held.bytes, net.held_from);
+    int served = 0, from;
+    struct request_msg *m;
+    while (net.active && served < most && net.link_on && (m = tshmem_link_next(&from))) {
+        serve(&m->r, (char *)m + offsetof(struct request_msg, bytes), from);
+        free(m);
         served++;
     }
-    for (; net.active && served < most; served++) { /* active: not stopped since the caller looked */
+    for (int taken = 0; net.active && served < most && taken < 64; taken++) {
+        /* active: not stopped since the caller looked */
         int flag = 0;
         MPI_Message msg;
         MPI_Status st;
@@ -160,7 +158,7 @@ static int poll_requests(int most)
         MPI_Improbe(MPI_ANY_SOURCE, TAG_REQ, net.comm, &flag, &msg, &st);
         if (!flag)
             break;
-        struct request_msg *m = &net.held;
+        m = &net.taken;
         MPI_Mrecv(m, (int)sizeof *m, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
         if (m->r.op == REQ_STOP) {
             /* Our own finalize sent it, after every PE's last request: whichever thread
@@ -168,12 +166,10 @@ static int poll_requests(int most)
             atomic_store_explicit(&net.stop, 1, memory_order_release);
             break;
         }
-        if (m->r.due && now_ns() < link_due(&m->r)) {
-            net.has_held = 1; /* still on the wire */
-            net.held_from = st.MPI_SOURCE;
-            break;
-        }
+        if (m->r.due && !link_arrive(m, st.MPI_SOURCE))
+            continue; /* still on the wire */
         serve(&m->r, m->bytes, st.MPI_SOURCE);
+        served++;
     }
     pthread_mutex_unlock(&net.serve);
     return served;
@@ -204,6 +200,13 @@ static void idle_pause(uint64_t last_request, unsigned *sleeps)
 {
     uint64_t t = now_ns();
     uint64_t polled = atomic_load_explicit(&net.polled, memory_order_relaxed);
+    if (net.link_on && (tshmem_link_next_due() || t - last_request < SPIN_NS)) {
+        /* The card's receiving side, while requests are on the wire or a burst goes on: wake
+         * when the first falls due, and look for new messages between naps that grow from
+         * 20 us (tshmem_link_nap). A yield would wait out the time slices of busy threads. */
+        tshmem_link_nap(16 * (unsigned long)(*sleeps)++);
+        return;
+    }
     if (t - last_request < SPIN_NS && t - polled > SPIN_NS) {
         *sleeps = 0;
         sched_yield();
@@ -211,8 +214,6 @@ static void idle_pause(uint64_t last_request, unsigned *sleeps)
     }
     long us = *sleeps >= 8 ? 200 : 1L << *sleeps;
     ++*sleeps;
-    if (link_model.ns_per_byte > 0 && t - polled > SPIN_NS)
-        us = 2; /* a held request may fall due at any time, and nobody else polls */
     struct timespec ts = {0, us * 1000};
     nanosleep(&ts, NULL);
 }
@@ -246,27 +247,6 @@ static void exit_check(void)
     }
 }
 
-/* TSHMEM_LINK="12.5GB/s,5us": a bandwidth in GB/s or MB/s, a latency in us or ns. */
-static void link_setup(void)
-{
-    const char *text = tshmem_env_str("TSHMEM_LINK");
-    link_model.ns_per_byte = 0;
-    link_model.free_at = 0;
-    if (!text || !*text)
-        return;
-    double bw = 0, lat = 0;
-    char bw_unit[8] = "", lat_unit[8] = "";
-    if (sscanf(text, "%lf%7[^,],%lf%7s", &bw, bw_unit, &lat, lat_unit) != 4 || bw <= 0 ||
-        lat < 0 || (strcmp(bw_unit, "GB/s") && strcmp(bw_unit, "MB/s")) ||
-        (strcmp(lat_unit, "us") && strcmp(lat_unit, "ns")))
-        tshmem_fail("tshmem_init", "TSHMEM_LINK='%s' is not a link: write a bandwidth in GB/s or "
-                    "MB/s and a latency in us or ns, e.g. TSHMEM_LINK=12.5GB/s,5us (a 100 Gb/s "
-                    "network card).", text);
-    double bytes_per_ns = bw * (strcmp(bw_unit, "GB/s") ? 1e6 : 1e9) / 1e9;
-    link_model.ns_per_byte = 1.0 / bytes_per_ns;
-    link_model.latency_ns = (uint64_t)(lat * (strcmp(lat_unit, "us") ? 1.0 : 1000.0));
-}
-
 void tshmem_transport_start(void)
 {
     if (tshmem_g.n_nodes <= 1)
@@ -282,12 +262,11 @@ void tshmem_transport_start(void)
     MPI_Comm_dup(tshmem_g.comm, &net.comm);
     net.pending = calloc((size_t)tshmem_g.n_pes, 1);
     net.n_pending = 0;
-    net.has_held = 0;
     net.hang_warn = tshmem_env_int("TSHMEM_HANG_WARN");
     atomic_store(&net.staged_pe, -1);
     atomic_store(&net.stop, 0);
-    link_setup();
-    net.link_on = link_model.ns_per_byte > 0;
+    tshmem_link_setup(tshmem_g.n_pes);
+    net.link_on = tshmem_link_on();
     /* Before the thread starts: pthread_create orders every write above before the proxy's
      * first read, where a store after it would race with the proxy's reads of net.active. */
     net.active = 1;

@@ -27,9 +27,9 @@
  * for any. Two PEs that each wait inside a put to the other may each be serving the other's
  * request, and neither gets back to posting what the other's serve waits for.
  *
- * transport.c holds the state, the message helpers, the link model and the proxy thread's
- * start, loop and stop; requests.c the sender side (tshmem_offnode_*) and what the proxy does
- * with a request (serve): the part you write.
+ * transport.c holds the state, the message helpers, the link model's hooks (link.c holds the
+ * model) and the proxy thread's start, loop and stop; requests.c the sender side
+ * (tshmem_offnode_*) and what the proxy does with a request (serve): the part you write.
  */
 #ifndef TSHMEM_TRANSPORT_H
 #define TSHMEM_TRANSPORT_H
@@ -77,19 +77,18 @@ struct request_msg {
 
 /* The transport's state (transport.c). */
 struct transport {
-    int active;              /* a proxy thread runs: some PE is on another node */
-    MPI_Comm comm;           /* the transport's own communicator (a copy of tshmem_g.comm) */
+    int active;    /* a proxy thread runs: some PE is on another node */
+    MPI_Comm comm; /* the transport's own communicator (a copy of tshmem_g.comm) */
     pthread_t thread;
-    unsigned char *pending;  /* pending[pe]: we sent pe something that quiet must confirm */
-    int n_pending;           /* how many pending[] are set */
-    pthread_mutex_t lock;    /* one of this PE's threads at a time sends (see net_lock) */
-    pthread_mutex_t serve;   /* one of this PE's threads at a time takes requests */
-    _Atomic uint64_t polled; /* when another thread than the proxy last polled (ns) */
-    atomic_int stop;         /* REQ_STOP was taken: the proxy thread ends */
-    struct request_msg held; /* under the serve lock: a request not due yet (link model) */
-    int held_from, has_held;
-    long hang_warn;          /* TSHMEM_HANG_WARN, read once: waits are on the fast path */
-    int link_on;             /* TSHMEM_LINK is set: a QUIET travels on its own (link_due) */
+    unsigned char *pending;   /* pending[pe]: we sent pe something that quiet must confirm */
+    int n_pending;            /* how many pending[] are set */
+    pthread_mutex_t lock;     /* one of this PE's threads at a time sends (see net_lock) */
+    pthread_mutex_t serve;    /* one of this PE's threads at a time takes requests */
+    _Atomic uint64_t polled;  /* when another thread than the proxy last polled (ns) */
+    atomic_int stop;          /* REQ_STOP was taken: the proxy thread ends */
+    struct request_msg taken; /* under the serve lock: the request being taken */
+    long hang_warn;           /* TSHMEM_HANG_WARN, read once: waits are on the fast path */
+    int link_on;              /* TSHMEM_LINK is set: a QUIET travels on its own (link_due) */
     /* Under net.lock: a small put that has not left yet, to PE staged_pe (-1: none). The next
      * request to that PE takes it along (a signal, a quiet); any other sends it first
      * (flush_staged), and so does a thread that waits, or the proxy when it finds it idle. */
