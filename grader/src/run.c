@@ -194,8 +194,8 @@ int run_make(const struct course *c, const struct variant *v, const char *target
         argv[n++] = t;
     argv[n] = NULL;
     /* One make at a time in this course folder: variants share their objects (build/obj/), and
-     * two makes writing the same object at once (make test checks two chapters at a time; the
-     * dashboard and `grader watch` may build beside a `grader test`) would race. */
+     * two makes writing the same object at once (a `grader test` beside the dashboard or
+     * `grader watch`) would race. */
     char lock_path[4200];
     snprintf(lock_path, sizeof lock_path, "%s/build", c->root);
     mkdir(lock_path, 0755);
