@@ -136,14 +136,21 @@ static const char *usec(double v, char *buf, size_t len)
     return num(v, v < 10 ? "%.2f" : v < 1000 ? "%.1f" : "%.0f", buf, len);
 }
 
+/* Whether line i's operation came up on an earlier line: each operation is shown once, at
+ * its first line. */
+static int op_seen_before(const struct bench_set *s, int i)
+{
+    for (int j = 0; j < i; j++)
+        if (!strcmp(s->lines[j].op, s->lines[i].op))
+            return 1;
+    return 0;
+}
+
 void bench_table(FILE *out, const struct bench_set *s)
 {
     for (int i = 0; i < s->n; i++) {
         const struct bench_line *first = &s->lines[i];
-        int seen = 0;
-        for (int j = 0; j < i; j++)
-            seen |= !strcmp(s->lines[j].op, first->op);
-        if (seen)
+        if (op_seen_before(s, i))
             continue;
         const char *base = "MPI"; /* or the baseline's own name: memcpy, nccl, nvshmem, ce */
         for (int j = 0; j < s->n; j++)
@@ -201,10 +208,7 @@ int bench_worst(FILE *out, const char *chapter, const struct bench_set *s)
     int lines = 0;
     for (int i = 0; i < s->n; i++) {
         const struct bench_line *first = &s->lines[i];
-        int seen = 0;
-        for (int j = 0; j < i; j++)
-            seen |= !strcmp(s->lines[j].op, first->op);
-        if (seen)
+        if (op_seen_before(s, i))
             continue;
         size_t ref_at = 0, your_at = 0;
         double ref = worst_of(s, "reference", first->op, &ref_at);

@@ -64,9 +64,10 @@ __attribute__((noinline)) static void maybe_warn(struct tshmem_spin *spin)
 __attribute__((noinline)) static void short_pause(unsigned long n)
 {
     tshmem_offnode_progress();
-    if (n < (tshmem_link_on() ? LINK_PAUSES : SPIN_PAUSES))
+    int link = tshmem_link_on();
+    if (n < (link ? LINK_PAUSES : SPIN_PAUSES))
         cpu_pause();
-    else if (tshmem_link_on())
+    else if (link)
         tshmem_link_nap(n - LINK_PAUSES);
     else
         sched_yield();
