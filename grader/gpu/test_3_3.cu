@@ -28,6 +28,12 @@ __global__ void fill_float(float *p, size_t n, int pe, int round)
         p[i] = (float)((i * 7 + (size_t)pe * 3 + (size_t)round) % 64);
 }
 
+__global__ void add_float(float *acc, const float *p, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        acc[i] += p[i];
+}
+
 static void all_agree(void)
 {
     TG_CUDA(cudaDeviceSynchronize());
@@ -123,13 +129,18 @@ static void test_allreduce(void)
     size_t cap = (size_t)64 << 20; /* 256 MiB of floats */
     float *data = (float *)tg_malloc((cap + 4) * sizeof(float));
     std::vector<float> h(cap + 4);
-    size_t counts[] = { 0, 1, 3, 4, 5, 1000, 4097, 1000003, cap };
-    /* Few blocks with the default chunks, then the most blocks with the smallest chunks. */
-    int shapes[2][3] = { { 8, 256, 0 }, { TG_AR_MAX_CTAS, 1024, 1001 } };
+    const size_t one = TG_AR_ONESHOT_MAX / sizeof(float); /* the most floats one shot takes */
+    size_t counts[] = { 0, 1, 3, 4, 5, 1000, 4097, one - 1, one, one + 1, 1000003, cap };
+    /* Few blocks with the default chunks (small calls one shot), the most blocks with the
+     * smallest chunks and the ring for every size, the most blocks one shot up to its largest
+     * size. Columns: blocks, threads, min_chunk (0: default), oneshot_max in bytes (-1: default). */
+    long shapes[3][4] = { { 8, 256, 0, -1 }, { TG_AR_MAX_CTAS, 1024, 1001, 0 },
+                          { TG_AR_MAX_CTAS, 1024, 0, TG_AR_ONESHOT_MAX } };
     for (auto &shape : shapes) {
     tg_allreduce_t ar;
-    tg_allreduce_create(&ar, cap, shape[0], shape[1]);
+    tg_allreduce_create(&ar, cap, (int)shape[0], (int)shape[1]);
     if (shape[2]) ar.min_chunk = (size_t)shape[2];
+    if (shape[3] >= 0) ar.oneshot_max = (size_t)shape[3];
     for (size_t k = 0; k < sizeof counts / sizeof *counts; k++)
         for (int round = 0; round < 2; round++) {
             size_t n = counts[k];
@@ -143,13 +154,42 @@ static void test_allreduce(void)
                 float want = 0;
                 for (int p = 0; p < npes; p++) want += (float)((i * 7 + (size_t)p * 3 + (size_t)round) % 64);
                 if (h[i] != want)
-                    fail_now("allreduce of %zu floats (%d blocks of %d threads), call %d: index %zu: expected %g, saw %g", n, shape[0], shape[1], round + 1, i, want, h[i]);
+                    fail_now("allreduce of %zu floats (%s; %ld blocks of %ld threads), call %d: index %zu: expected %g, saw %g", n, n * sizeof(float) <= ar.oneshot_max ? "one shot" : "the ring", shape[0], shape[1], round + 1, i, want, h[i]);
             }
             if (h[n] != 0) fail_now("allreduce of %zu floats wrote past the end: index %zu: expected 0, saw %g", n, n, h[n]);
             all_agree();
         }
     tg_allreduce_destroy(&ar);
     }
+    /* Calls back to back on the stream, no host barrier between them: a PE may start call r + 1
+     * while another still sums call r (the one-shot path's two landing areas). After each call
+     * its result is added into acc, which must then hold the sum over the calls. */
+    const int calls = 12;
+    float *acc;
+    TG_CUDA(cudaMalloc(&acc, one * 2 * sizeof(float)));
+    for (size_t n : { (size_t)1000, one + 1 }) {
+        tg_allreduce_t ar;
+        tg_allreduce_create(&ar, cap, TG_AR_MAX_CTAS, 1024);
+        TG_CUDA(cudaMemset(acc, 0, n * sizeof(float)));
+        all_agree();
+        for (int r = 0; r < calls; r++) {
+            fill_float<<<256, 256, 0, st>>>(data, n, me, r);
+            tg_allreduce(&ar, data, n, st);
+            add_float<<<256, 256, 0, st>>>(acc, data, n);
+        }
+        finish(st, "tg_allreduce, calls back to back", WAIT_S);
+        TG_CUDA(cudaMemcpy(h.data(), acc, n * sizeof(float), cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < n; i++) {
+            float want = 0;
+            for (int r = 0; r < calls; r++)
+                for (int p = 0; p < npes; p++) want += (float)((i * 7 + (size_t)p * 3 + (size_t)r) % 64);
+            if (h[i] != want)
+                fail_now("%d allreduces of %zu floats (%s) back to back on one stream: the sum of their results at index %zu: expected %g, saw %g (a call read a landing area or flag that the next call had already reused?)", calls, n, n * sizeof(float) <= ar.oneshot_max ? "one shot" : "the ring", i, want, h[i]);
+        }
+        all_agree();
+        tg_allreduce_destroy(&ar);
+    }
+    TG_CUDA(cudaFree(acc));
     nvshmem_free(data);
 }
 

@@ -1,8 +1,9 @@
-/* allreduce.cu: the ring allreduce of chapter 2.2 on GPUs. The buffer is cut into n_pes
- * segments; a reduce-scatter (n_pes - 1 steps) leaves segment p fully summed on PE p, an
- * allgather (n_pes - 1 steps) hands every summed segment around the ring. Every block owns the
- * same slice of each segment and walks it chunk by chunk, so while one chunk crosses NVLink the
- * next is being added: many blocks and many chunks keep both directions of the link busy. */
+/* allreduce.cu: the ring allreduce of chapter 2.2 on GPUs, and one shot for small buffers (after
+ * the ring). The ring cuts the buffer into n_pes segments; a reduce-scatter (n_pes - 1 steps)
+ * leaves segment p fully summed on PE p, an allgather (n_pes - 1 steps) hands every summed
+ * segment around the ring. Every block owns the same slice of each segment and walks it chunk
+ * by chunk, so while one chunk crosses NVLink the next is being added: many blocks and many
+ * chunks keep both directions of the link busy. */
 #define TSHMEM_CHAPTER "3.3"
 #include "tgpu.h"
 
@@ -66,6 +67,26 @@ __global__ void ring_allreduce_kernel(float *data, float *scratch, uint64_t *fla
 #undef CHUNK_AT
 }
 
+/* Provided: the flag by which PE p's slice `b` of an odd (par 1) or even (par 0) call arrives. */
+__device__ inline uint64_t *slot_flag(uint64_t *flags, int n, int par, int p, int b)
+{
+    return &flags[((size_t)par * n + p) * TG_AR_MAX_CTAS + b];
+}
+
+/* One shot: block b owns floats [b * per, b * per + len) of data; PE p's copy of that slice lands
+ * at slots + ((par * n + p) * area + at) on every other PE. Below a few hundred KiB a call is all
+ * latency: the ring's 2 (n - 1) steps each wait for a signal, this path waits once. Every PE
+ * sums the n copies in the same order (PE 0 first), so every PE gets the same bits. */
+__global__ void oneshot_allreduce_kernel(float *data, float *slots, uint64_t *flags, size_t count,
+                                         size_t per, uint64_t seq)
+{
+    int me = nvshmem_my_pe(), n = nvshmem_n_pes(), b = blockIdx.x, par = (int)(seq & 1);
+    const size_t area = TG_AR_ONESHOT_MAX / sizeof(float); /* floats of one PE's slot */
+    size_t at = (size_t)b * per, len = count - at < per ? count - at : per;
+    (void)data; (void)slots; (void)flags;
+    TSHMEM_TODO("One-shot allreduce for small buffers", "put this block's slice into slot `me` of every other PE's landing area (the par half) with its flag set to seq, wait for every other PE's flag, then sum the n slices in PE order 0 .. n - 1 into data");
+}
+
 void tg_allreduce_create(tg_allreduce_t *ar, size_t max_count, int ctas, int threads)
 {
     int n = nvshmem_n_pes();
@@ -82,15 +103,22 @@ void tg_allreduce_create(tg_allreduce_t *ar, size_t max_count, int ctas, int thr
     ar->ctas = ctas;
     ar->threads = threads;
     ar->min_chunk = 16384;
+    size_t nslot = n > 1 ? 2 * (size_t)n : 0;
+    ar->slots = nslot ? (float *)tg_malloc(nslot * TG_AR_ONESHOT_MAX) : NULL;
+    ar->slot_flags = (uint64_t *)tg_malloc((nslot ? nslot : 1) * TG_AR_MAX_CTAS * sizeof(uint64_t));
+    TG_CUDA(cudaMemset(ar->slot_flags, 0, (nslot ? nslot : 1) * TG_AR_MAX_CTAS * sizeof(uint64_t)));
+    ar->oneshot_max = TG_AR_ONESHOT_MAX;
     nvshmem_barrier_all(); /* every PE's flags are zero before anyone signals */
 }
 
 void tg_allreduce_destroy(tg_allreduce_t *ar)
 {
     if (ar->scratch) nvshmem_free(ar->scratch);
+    if (ar->slots) nvshmem_free(ar->slots);
     nvshmem_free(ar->flags);
-    ar->scratch = NULL;
-    ar->flags = NULL;
+    nvshmem_free(ar->slot_flags);
+    ar->scratch = ar->slots = NULL;
+    ar->flags = ar->slot_flags = NULL;
 }
 
 void tg_allreduce(tg_allreduce_t *ar, float *data, size_t count, cudaStream_t st)
@@ -103,6 +131,23 @@ void tg_allreduce(tg_allreduce_t *ar, float *data, size_t count, cudaStream_t st
     if (!nvshmem_ptr(data, nvshmem_my_pe()))
         tg_die(__func__, "data %p on PE %d is not on the symmetric heap; allocate it with "
                "tg_malloc", (void *)data, nvshmem_my_pe());
+    if (ar->oneshot_max > TG_AR_ONESHOT_MAX)
+        tg_die(__func__, "oneshot_max = %zu bytes on PE %d: the landing areas hold %d bytes; "
+               "set it to at most that (0 turns the one-shot path off)", ar->oneshot_max,
+               nvshmem_my_pe(), TG_AR_ONESHOT_MAX);
+    if (count * sizeof(float) <= ar->oneshot_max) {
+        /* Slices of at least TG_AR_ONESHOT_SLICE floats, at most ctas of them. */
+        size_t per = (count + ar->ctas - 1) / ar->ctas;
+        per = per < TG_AR_ONESHOT_SLICE ? TG_AR_ONESHOT_SLICE : (per + 3) & ~(size_t)3;
+        int blocks = (int)((count + per - 1) / per);
+        uint64_t seq = ++ar->seq;
+        void *args[] = { &data, &ar->slots, &ar->slot_flags, &count, &per, &seq };
+        int rc = nvshmemx_collective_launch((const void *)oneshot_allreduce_kernel, dim3(blocks),
+                                            dim3(ar->threads), args, 0, st);
+        if (rc != 0)
+            tg_die(__func__, "nvshmemx_collective_launch of %d blocks failed (%d)", blocks, rc);
+        return;
+    }
     /* Segments and slices start at multiples of 4 floats, so float4 loads stay aligned. */
     size_t seg = ((count + n - 1) / n + 3) & ~(size_t)3;
     size_t min_chunk = ar->min_chunk < 4 ? 4 : (ar->min_chunk + 3) & ~(size_t)3; /* float4s */

@@ -88,9 +88,11 @@ void tg_ring_shift(tg_ring_t *r, int *dst, int value, cudaStream_t st);
 /* Copies `bytes` of the symmetric `buf` from PE `root` into `buf` on every other PE. */
 void tg_ring_bcast(tg_ring_t *r, void *buf, size_t bytes, int root, cudaStream_t st);
 
-/* ---- Ring allreduce (allreduce.cu) ----------------------------------------------------------- */
+/* ---- Allreduce (allreduce.cu): the ring, and one shot for small buffers ---------------------- */
 #define TG_AR_MAX_CTAS 128
 #define TG_AR_CHUNKS 16   /* pipelined chunks per block and step, at most */
+#define TG_AR_ONESHOT_MAX (256 << 10) /* bytes: the largest call the one-shot path can take */
+#define TG_AR_ONESHOT_SLICE 2048      /* floats: the least one block of the one-shot path sums */
 typedef struct {
     float *scratch;   /* symmetric: (n_pes - 1) landing slots of one segment each */
     uint64_t *flags;  /* symmetric: 2 * (n_pes - 1) steps * TG_AR_MAX_CTAS * TG_AR_CHUNKS */
@@ -98,10 +100,17 @@ typedef struct {
     uint64_t seq;     /* calls so far */
     int ctas, threads; /* the most blocks a call uses, and their size */
     size_t min_chunk;  /* floats: no chunk is smaller (fewer, larger chunks for small calls) */
+    /* The one-shot path: every PE puts its whole buffer into every other PE's landing area,
+     * then each sums the n copies itself; two areas, used by odd and even calls. */
+    float *slots;       /* symmetric: [2][n_pes][TG_AR_ONESHOT_MAX / 4] */
+    uint64_t *slot_flags; /* symmetric: [2][n_pes][TG_AR_MAX_CTAS] */
+    size_t oneshot_max; /* bytes: calls up to this size go one shot (0: never; at most
+                           TG_AR_ONESHOT_MAX); the default is TG_AR_ONESHOT_MAX */
 } tg_allreduce_t;
 void tg_allreduce_create(tg_allreduce_t *ar, size_t max_count, int ctas, int threads);
 void tg_allreduce_destroy(tg_allreduce_t *ar);
-/* In place: data[i] becomes the sum of data[i] over all PEs; `data` is symmetric. Collective. */
+/* In place: data[i] becomes the sum of data[i] over all PEs; `data` is symmetric. Collective.
+ * Up to ar->oneshot_max bytes one shot, above that the ring. */
 void tg_allreduce(tg_allreduce_t *ar, float *data, size_t count, cudaStream_t st);
 
 /* ---- Put across many blocks, and the copy engine (put.cu) ----------------------------------- */
