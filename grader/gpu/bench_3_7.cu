@@ -1,6 +1,12 @@
 /* bench_3_7.cu: chapter 3.7's study, every PE at once (one per GPU, or several sharing one):
- *   ring:      tm_ring_stream (your ring, one block each way) against nvshmemx_putmem_on_stream,
- *              every PE to its right neighbour, 16 KiB to 64 MiB;
+ *   ring:      point to point at the seeds' sizes (16 KiB to 1 GiB): tm_ring_stream_channels (your
+ *              ring over 32 channels, a block pair each; the side table has one channel too),
+ *              every PE to its right neighbour, against NCCL's send/recv
+ *              (nvshmemx_putmem_on_stream where PEs share a GPU); a side table ("# ..." lines)
+ *              adds the put on a stream, the copy engine through CUDA IPC and through nvshmem_ptr;
+ *   allgather: 4 KiB to 64 MiB of output: your ring (32 channels) forwarding each piece npes - 1 times,
+ *              against ncclAllGather (puts on a stream where PEs share a GPU); the side table
+ *              adds puts and CUDA IPC copies to every peer;
  *   dispatch_eE / combine_eE: tm_dispatch and tm_combine at the pplx-kernels shapes (E = 64 and
  *              256 experts, 6 per token, hidden 2048, fp32 rows, uniform routing), 128 to 4096
  *              tokens per PE, against a baseline with the same routing, counts first, then rows:
@@ -8,10 +14,12 @@
  *              where every PE has its own GPU, else (NCCL refuses two ranks on one GPU) the copy
  *              engine through nvshmem_ptr ("ce"). The baseline's rows are already in destination
  *              order and stay in (source, expert) order on arrival: no permutation is charged.
- * Each figure: host clock around the call and a stream sync, after an MPI barrier, the slowest
- * PE, the median of REPS. Lines: bench op=.. impl=tshmem|nvshmem|nccl|ce pes=.. bytes=..
+ * Each figure: CUDA events around the call on its stream, after an MPI barrier, the slowest PE,
+ * the median of REPS. Lines: bench op=.. impl=tshmem|nvshmem|nccl|ce pes=.. bytes=..
  * (bytes: rows of one PE, tokens x 6 x 2048 x 4) median_us=.. algbw_GBps=.. busbw_GBps=..
- * Options: --quick (ring to 4 MiB, 128 and 512 tokens); --no-ring (the MoE shapes only);
+ * Options: --quick (ring and allgather to 1 MiB, 128 and 512 tokens); --no-ring (the MoE shapes
+ * only);
+ * --sweep (also your ring's channels, slots and slot size at 16 MiB, 256 MiB and 1 GiB);
  * --profile (one untimed dispatch and combine at each of E = 64, 256 and 128, 4096 tokens,
  * nothing else: the run to put under a profiler, `ncu ... bench_3_7 --profile`). One PE alone
  * sends to itself (the ring needs two and is left out): the way to profile on one GPU, with
@@ -29,7 +37,7 @@
 static int me, npes;
 static cudaStream_t st;
 static ncclComm_t comm;
-static int use_nccl;
+static int use_nccl, sweep;
 
 #define NCCL(call)                                                                             \
     do {                                                                                       \
@@ -37,27 +45,30 @@ static int use_nccl;
         if (r_ != ncclSuccess) tm_die(__func__, "%s failed: %s", #call, ncclGetErrorString(r_)); \
     } while (0)
 
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-/* pre and post run untimed around each timed op (a combine needs its dispatch first). */
+/* pre and post run untimed around each timed op (a combine needs its dispatch first). The time
+ * is the stream's, from an event recorded when the host starts the op to one recorded after it:
+ * what the host waits inside the op (a dispatch's counts, an IPC copy's barrier) is in it, but
+ * not the moment the host happens to notice the end (on the 2-GPU machine that moment came in
+ * steps of 4 ms at large sizes, for every library alike). */
 template <class P, class F, class Q> static double median_us(P pre, F op, Q post, double *lo, double *hi)
 {
+    static cudaEvent_t e0, e1;
+    if (!e0) {
+        TM_CUDA(cudaEventCreate(&e0));
+        TM_CUDA(cudaEventCreate(&e1));
+    }
     std::vector<double> t;
     for (int r = 0; r < WARM + REPS; r++) {
         pre();
         finish(st, "a benchmarked call", 120);
         MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = now_us();
+        TM_CUDA(cudaEventRecord(e0, st));
         op();
-        while (cudaStreamQuery(st) == cudaErrorNotReady) /* spin: a sleep would be the figure */
-            if (now_us() - t0 > 120e6) fail_now("a benchmarked call did not finish in 120 s");
-        finish(st, "a benchmarked call", 1);
-        double us = now_us() - t0, worst;
+        TM_CUDA(cudaEventRecord(e1, st));
+        finish(st, "a benchmarked call", 120);
+        float ms = 0;
+        TM_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+        double us = ms * 1e3, worst;
         MPI_Allreduce(&us, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         if (r >= WARM) t.push_back(worst);
         post();
@@ -253,28 +264,175 @@ static void study_profile(int E)
     cudaFree(x), cudaFree(y), cudaFree(w), cudaFree(idx);
 }
 
-static void study_ring(size_t maxb)
+/* CUDA IPC: each PE opens every peer's cudaMalloc'ed buffer `mine` (the same size everywhere);
+ * peer[p] is PE p's buffer in this process (peer[me] = mine). */
+static void ipc_open(void *mine, std::vector<char *> &peer)
 {
-    tm_ring_t r;
+    cudaIpcMemHandle_t h;
+    std::vector<cudaIpcMemHandle_t> all(npes);
+    TM_CUDA(cudaIpcGetMemHandle(&h, mine));
+    MPI_Allgather(&h, (int)sizeof h, MPI_BYTE, all.data(), (int)sizeof h, MPI_BYTE, MPI_COMM_WORLD);
+    peer.assign(npes, NULL);
+    for (int p = 0; p < npes; p++)
+        if (p == me)
+            peer[p] = (char *)mine;
+        else
+            TM_CUDA(cudaIpcOpenMemHandle((void **)&peer[p], all[p], cudaIpcMemLazyEnablePeerAccess));
+}
+static void ipc_close(std::vector<char *> &peer)
+{
+    for (int p = 0; p < npes; p++)
+        if (p != me) TM_CUDA(cudaIpcCloseMemHandle(peer[p]));
+}
+/* A CUDA IPC transfer is done when the sender's copy is and the receiver has been told: here a
+ * stream sync and an MPI barrier (what a program using IPC alone would do). */
+static void ipc_done(void)
+{
+    TM_CUDA(cudaStreamSynchronize(st)); /* not finish(): its naps of 200 us would be the figure */
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* One row of a study's side table: GB/s of each way of moving the same bytes. */
+struct row {
+    size_t bytes;
+    double gbps[6];
+};
+static void side_table(const char *title, const char *const *names, int n,
+                       const std::vector<row> &rows)
+{
+    if (me != 0) return;
+    printf("# %s (GB/s: bytes / median time; every PE at once)\n#   %8s", title, "size");
+    for (int i = 0; i < n; i++) printf(" %12s", names[i]);
+    printf("\n");
+    for (const row &r : rows) {
+        char sz[32];
+        if (r.bytes >= (1u << 20)) snprintf(sz, sizeof sz, "%zu MiB", r.bytes >> 20);
+        else snprintf(sz, sizeof sz, "%zu KiB", r.bytes >> 10);
+        printf("#   %8s", sz);
+        for (int i = 0; i < n; i++)
+            if (r.gbps[i] > 0) printf(" %12.2f", r.gbps[i]);
+            else printf(" %12s", "-");
+        printf("\n");
+    }
+}
+
+/* Point to point at the seeds' sizes: every PE sends `bytes` to its right neighbour. The bench
+ * lines compare your ring with NCCL's send/recv (with nvshmemx_putmem_on_stream where NCCL cannot
+ * run); the side table has every way: your ring, the put on a stream, the copy engine through
+ * CUDA IPC and through nvshmem_ptr, NCCL. */
+#define CHANNELS 32 /* the rings of your multi-channel stream, 16 slots of 512 KiB and a block
+                     pair each: the best of --sweep at 1 GiB on two H200s */
+static void study_p2p(const std::vector<size_t> &sizes)
+{
+    size_t maxb = sizes.back();
+    tm_ring_t r, rs[CHANNELS];
     tm_ring_create(&r, 16, 64 << 10);
+    for (tm_ring_t &x : rs) tm_ring_create(&x, 16, 512 << 10);
     char *src, *dst, *sym = (char *)tm_malloc(maxb);
     TM_CUDA(cudaMalloc(&src, maxb));
     TM_CUDA(cudaMalloc(&dst, maxb));
     TM_CUDA(cudaMemset(src, 1, maxb));
+    std::vector<char *> peer;
+    if (use_nccl) ipc_open(dst, peer);
     int right = (me + 1) % npes, left = (me + npes - 1) % npes;
     auto none = [] {};
-    for (size_t bytes = 16 << 10; bytes <= maxb; bytes *= 4) {
-        double lo, hi, us;
-        us = median_us(none, [&] { tm_ring_stream(&r, right, src, left, dst, bytes, st); }, none, &lo, &hi);
-        line("ring", "tshmem", bytes, us, lo, hi);
-        us = median_us(none, [&] { nvshmemx_putmem_on_stream(sym, src, bytes, right, st); nvshmemx_barrier_all_on_stream(st); }, none, &lo, &hi);
-        line("ring", "nvshmem", bytes, us, lo, hi);
-        us = median_us(none, [&] { TM_CUDA(cudaMemcpyAsync(nvshmem_ptr(sym, right), src, bytes, cudaMemcpyDeviceToDevice, st)); nvshmemx_barrier_all_on_stream(st); }, none, &lo, &hi);
-        if (me == 0) printf("# ring %zu bytes: copy engine through nvshmem_ptr %.1f us, %.1f GB/s\n", bytes, us, bytes / us / 1e3);
+    std::vector<row> rows;
+    for (size_t bytes : sizes) {
+        double lo, hi, us[6] = { 0, 0, 0, 0, 0, 0 }, l5[6], h5[6];
+        us[5] = median_us(none, [&] { tm_ring_stream(&r, right, src, left, dst, bytes, st); }, none, &lo, &hi);
+        us[0] = median_us(none, [&] { tm_ring_stream_channels(rs, CHANNELS, right, src, left, dst, bytes, st); }, none, &l5[0], &h5[0]);
+        us[1] = median_us(none, [&] { nvshmemx_putmem_on_stream(sym, src, bytes, right, st); nvshmemx_barrier_all_on_stream(st); }, none, &l5[1], &h5[1]);
+        us[3] = median_us(none, [&] { TM_CUDA(cudaMemcpyAsync(nvshmem_ptr(sym, right), src, bytes, cudaMemcpyDeviceToDevice, st)); nvshmemx_barrier_all_on_stream(st); }, none, &lo, &hi);
+        if (use_nccl) {
+            us[2] = median_us(none, [&] { TM_CUDA(cudaMemcpyAsync(peer[right], src, bytes, cudaMemcpyDeviceToDevice, st)); ipc_done(); }, none, &lo, &hi);
+            us[4] = median_us(none, [&] {
+                NCCL(ncclGroupStart());
+                NCCL(ncclSend(src, bytes, ncclChar, right, comm, st));
+                NCCL(ncclRecv(dst, bytes, ncclChar, left, comm, st));
+                NCCL(ncclGroupEnd());
+            }, none, &l5[4], &h5[4]);
+        }
+        line("ring", "tshmem", bytes, us[0], l5[0], h5[0]);
+        int b = use_nccl ? 4 : 1;
+        line("ring", use_nccl ? "nccl" : "nvshmem", bytes, us[b], l5[b], h5[b]);
+        row rw = { bytes, { 0, 0, 0, 0, 0, 0 } };
+        for (int i = 0; i < 6; i++) rw.gbps[i] = us[i] > 0 ? bytes / us[i] / 1e3 : 0;
+        rows.push_back(rw);
     }
+    if (sweep) /* channels x slots per ring x slot size, at 512 threads a block */
+        for (size_t bytes : { (size_t)16 << 20, (size_t)256 << 20, (size_t)1 << 30 })
+            for (int ch : { 16, 32 })
+                for (int nslots : { 8, 16 })
+                    for (size_t slot : { (size_t)64 << 10, (size_t)256 << 10, (size_t)512 << 10 }) {
+                        if (bytes > maxb) continue;
+                        tm_ring_t more[32];
+                        for (int c = 0; c < ch; c++) tm_ring_create(&more[c], nslots, slot);
+                        double lo, hi, us = median_us(none, [&] { tm_ring_stream_channels(more, ch, right, src, left, dst, bytes, st); }, none, &lo, &hi);
+                        if (me == 0) printf("# sweep ring channels=%d slots=%d slot=%zu %zu bytes: %.1f us, %.1f GB/s\n", ch, nslots, slot, bytes, us, bytes / us / 1e3);
+                        for (int c = 0; c < ch; c++) tm_ring_destroy(&more[c]);
+                    }
+    const char *names[] = { "ring_x32", "nvshmem_put", "cuda_ipc", "ptr_copy", "nccl_p2p", "ring_x1" };
+    side_table("point to point, every PE to its right neighbour; ring_x32: your ring over 32 "
+               "channels, ring_x1: over one", names, 6, rows);
+    if (use_nccl) ipc_close(peer);
+    for (tm_ring_t &x : rs) tm_ring_destroy(&x);
     tm_ring_destroy(&r);
     nvshmem_free(sym);
     cudaFree(src), cudaFree(dst);
+}
+
+/* Allgather at the seeds' sizes (bytes: the whole output, as nccl-tests count it; each PE
+ * brings bytes / npes). Yours: the ring of chapter 2.1 forwarding each piece to the right
+ * neighbour, npes - 1 steps; against ncclAllGather (puts on a stream to every peer where NCCL
+ * cannot run); the side table adds the puts and CUDA IPC copies to every peer. */
+static void study_allgather(const std::vector<size_t> &sizes)
+{
+    size_t maxb = sizes.back();
+    tm_ring_t rs[CHANNELS];
+    for (tm_ring_t &x : rs) tm_ring_create(&x, 16, 512 << 10);
+    char *out, *sym = (char *)tm_malloc(maxb);
+    TM_CUDA(cudaMalloc(&out, maxb));
+    TM_CUDA(cudaMemset(out, me + 1, maxb));
+    std::vector<char *> peer;
+    if (use_nccl) ipc_open(out, peer);
+    int right = (me + 1) % npes, left = (me + npes - 1) % npes;
+    auto none = [] {};
+    std::vector<row> rows;
+    for (size_t bytes : sizes) {
+        size_t part = bytes / npes;
+        double lo, hi, us[4] = { 0, 0, 0, 0 }, l4[4], h4[4];
+        us[0] = median_us(none, [&] {
+            for (int s = 0; s < npes - 1; s++) /* send the piece that came last, take the next */
+                tm_ring_stream_channels(rs, CHANNELS, right, out + (size_t)((me - s + npes) % npes) * part,
+                                        left, out + (size_t)((me - s - 1 + npes) % npes) * part, part, st);
+        }, none, &l4[0], &h4[0]);
+        us[1] = median_us(none, [&] {
+            for (int p = 0; p < npes; p++)
+                if (p != me) nvshmemx_putmem_on_stream(sym + me * part, sym + me * part, part, p, st);
+            nvshmemx_barrier_all_on_stream(st);
+        }, none, &l4[1], &h4[1]);
+        if (use_nccl) {
+            us[2] = median_us(none, [&] {
+                for (int p = 0; p < npes; p++)
+                    if (p != me)
+                        TM_CUDA(cudaMemcpyAsync(peer[p] + me * part, out + me * part, part, cudaMemcpyDeviceToDevice, st));
+                ipc_done();
+            }, none, &lo, &hi);
+            us[3] = median_us(none, [&] { NCCL(ncclAllGather(out + me * part, out, part, ncclChar, comm, st)); }, none, &l4[3], &h4[3]);
+        }
+        line("allgather", "tshmem", bytes, us[0], l4[0], h4[0]);
+        int b = use_nccl ? 3 : 1;
+        line("allgather", use_nccl ? "nccl" : "nvshmem", bytes, us[b], l4[b], h4[b]);
+        row rw = { bytes, { 0, 0, 0, 0, 0, 0 } };
+        for (int i = 0; i < 4; i++) rw.gbps[i] = us[i] > 0 ? bytes / us[i] / 1e3 : 0;
+        rows.push_back(rw);
+    }
+    const char *names[] = { "your_ring", "nvshmem_put", "cuda_ipc", "nccl" };
+    side_table("allgather, bytes of the whole output; your_ring: over 32 channels", names, 4, rows);
+    if (use_nccl) ipc_close(peer);
+    for (tm_ring_t &x : rs) tm_ring_destroy(&x);
+    nvshmem_free(sym);
+    cudaFree(out);
 }
 
 int main(int argc, char **argv)
@@ -283,6 +441,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         quick |= strcmp(argv[i], "--quick") == 0;
         profile |= strcmp(argv[i], "--profile") == 0;
+        sweep |= strcmp(argv[i], "--sweep") == 0;
         if (strcmp(argv[i], "--no-ring") == 0) ring = 0;
     }
     setenv("NVSHMEM_SYMMETRIC_SIZE", "4G", 0);
@@ -308,14 +467,29 @@ int main(int argc, char **argv)
         NCCL(ncclCommInitRank(&comm, npes, nid, me));
     }
     if (me == 0) {
-        printf("# chapter 3.7 study: %d PEs, %d per GPU; median of %d after %d warm-ups; host clock, slowest PE\n", npes, tm_pes_per_gpu(), REPS, WARM);
+        printf("# chapter 3.7 study: %d PEs, %d per GPU; median of %d after %d warm-ups; CUDA events, slowest PE\n", npes, tm_pes_per_gpu(), REPS, WARM);
         if (npes == 1)
             printf("# one PE sends to itself: the baseline is the copy engine (ce), bytes move inside one GPU's memory\n");
         else if (!use_nccl)
             printf("# PEs share a GPU: NCCL refuses that (\"Duplicate GPU detected\"), so the baseline is the copy engine through nvshmem_ptr (ce); bytes move inside one GPU's memory, not over a link\n");
         printf("# baseline: counts first (a host sync), then rows already in destination order\n");
     }
-    if (ring && npes > 1) study_ring(quick ? (size_t)4 << 20 : (size_t)64 << 20);
+    if (ring && npes > 1) { /* the seeds' sizes: their point-to-point and allgather tables */
+        { /* untimed: the first figures of a run came out slow (clocks, first touches) */
+            char *a = (char *)tm_malloc(1 << 20);
+            for (int i = 0; i < 200; i++)
+                nvshmemx_putmem_on_stream(a, a, 1 << 20, (me + 1) % npes, st);
+            nvshmemx_barrier_all_on_stream(st);
+            finish(st, "the warm-up puts", 60);
+            nvshmem_free(a);
+        }
+        const size_t K = 1024, M = K * K;
+        std::vector<size_t> p2p = { 16 * K, 256 * K, M, 16 * M, 64 * M, 256 * M, 1024 * M };
+        std::vector<size_t> ag = { 4 * K, 16 * K, 64 * K, 256 * K, M, 2 * M, 4 * M, 8 * M, 16 * M, 32 * M, 64 * M };
+        if (quick) p2p.resize(3), ag.resize(5); /* to 1 MiB */
+        study_p2p(p2p);
+        study_allgather(ag);
+    }
     std::vector<int> tokens = quick ? std::vector<int>{ 128, 512 } : std::vector<int>{ 128, 512, 1024, 4096 };
     study_moe(64, tokens);
     study_moe(256, tokens);

@@ -137,6 +137,15 @@ __device__ void tm_ring_recv_block(tm_ring_t r, int pe, void *dst, size_t bytes)
  * `from` into `dst` (device memory), in slot-sized messages; one block sends, one receives. */
 void tm_ring_stream(tm_ring_t *r, int to, const void *src, int from, void *dst, size_t bytes,
                     cudaStream_t st);
+/* Host, provided: the same over `channels` rings at once (each made by tm_ring_create, with slots
+ * of one size), one block pair each: one block copies a few tens of GB/s at most, a link wants
+ * many. The stream is cut into one or two messages per channel (at least 8 KiB, at most a slot);
+ * message m goes through ring m % channels. Every PE passes the same channels and bytes. */
+#define TM_MAX_CHANNELS 32
+extern int tm_ring_threads; /* threads per block of tm_ring_stream_channels: 512 (1024 was no
+                               faster on two H200s; the study's --sweep tries both) */
+void tm_ring_stream_channels(tm_ring_t *rings, int channels, int to, const void *src, int from,
+                             void *dst, size_t bytes, cudaStream_t st);
 
 /* ---- MoE dispatch and combine of chapter 3.1 on GPUs (dispatch.cu, combine.cu) --------------- */
 #define TM_MAX_EXPERTS 256 /* the layout kernel keeps a count per expert per warp in shared memory */
