@@ -159,19 +159,32 @@ static int temp_file(void)
     return fd;
 }
 
-int run_command(const struct course *c, char *const argv[], const char *const *env, char **output)
+void run_start(const struct course *c, char *const argv[], const char *const *env,
+               struct started_command *s)
 {
-    int fd = temp_file();
+    s->fd = temp_file();
+    s->pid = s->fd < 0 ? -1 : spawn_in_root(c, argv, env, s->fd, 0);
+}
+
+int run_finish(struct started_command *s, char **output)
+{
     if (output)
         *output = NULL;
-    if (fd < 0)
+    if (s->fd < 0)
         return -1;
-    pid_t pid = spawn_in_root(c, argv, env, fd, 0);
-    int status = pid < 0 ? -1 : wait_child(pid, 0, NULL, NULL);
+    int status = s->pid < 0 ? -1 : wait_child(s->pid, 0, NULL, NULL);
     if (output)
-        *output = pid < 0 ? strdup("") : slurp(fd);
-    close(fd);
+        *output = s->pid < 0 ? strdup("") : slurp(s->fd);
+    close(s->fd);
+    s->fd = -1;
     return status;
+}
+
+int run_command(const struct course *c, char *const argv[], const char *const *env, char **output)
+{
+    struct started_command s;
+    run_start(c, argv, env, &s);
+    return run_finish(&s, output);
 }
 
 int run_quiet(const struct course *c, char *const argv[], char **output)

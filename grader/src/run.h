@@ -60,6 +60,16 @@ int run_points(const struct chapter_run *r, int *max);
  * stdout and stderr together go to *output (if not NULL). Returns the exit status (128+N for
  * signal N), or -1 if it could not start. */
 int run_command(const struct course *c, char *const argv[], const char *const *env, char **output);
+/* run_command in two halves, for commands that may run side by side: run_start starts argv
+ * (its output into a temporary file); run_finish waits for it and returns what run_command
+ * would. */
+struct started_command {
+    pid_t pid; /* -1: it could not start */
+    int fd;
+};
+void run_start(const struct course *c, char *const argv[], const char *const *env,
+               struct started_command *s);
+int run_finish(struct started_command *s, char **output);
 int run_quiet(const struct course *c, char *const argv[], char **output);
 /* make -s TARGET IMPL=.. REF=.. STUB=.. STRICT=.. in the course root; TARGET may name several
  * targets, separated by spaces. */
