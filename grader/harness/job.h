@@ -34,6 +34,15 @@ void job_runv(struct pe_job *job, const char *chapter, const char *prog, int npe
               const char *scenario, const char *const *args, const char *const *env,
               double timeout_s);
 void job_free(struct pe_job *job);
+/* A shared job: one that runs a superset of several tests' checks (every algorithm of a
+   chapter in one job, where each test checks one of them). Returns 1 when it passed at npes
+   PEs, running it first if no test of this grading run has; 0 when it failed, or when there is
+   no $TSHMEM_JOB_SHARE (the folder where the grader keeps the verdicts of one suite run). A
+   test that gets 0 runs its own job, so that a failure is always reported by the test it
+   belongs to, with that job's own output. One test at a time runs a given shared job; another
+   that needs it meanwhile waits for the verdict. Never calls cr_*. */
+int job_shared_ok(const char *chapter, const char *prog, int npes, const char *scenario,
+                  const char *const *args, const char *const *env, double timeout_s);
 /* $TSHMEM_TEST_TIMEOUT_SCALE (1 if unset): how much slower than usual the PEs run (make sanitize
    sets 4). A test's own bound on a job's time scales with it, as the timeout does. */
 double job_timeout_scale(void);

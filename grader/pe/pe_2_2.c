@@ -185,7 +185,19 @@ static tshmem_team_t team_named(const char *name)
     return TSHMEM_TEAM_WORLD;
 }
 
-/* correct ALGO TEAM COUNTS MODE: every reduction kind, every count, in place and not. */
+/* ALGO as given: one name, a list ("rd,ring"), or "all": every algorithm, then "typed". */
+static int algo_list(const char *algo, const char **names)
+{
+    if (strcmp(algo, "all") != 0)
+        return pe_names(algo, names, N_ALGOS + 1);
+    for (int a = 0; a < N_ALGOS; a++)
+        names[a] = algos[a].name;
+    names[N_ALGOS] = "typed";
+    return N_ALGOS + 1;
+}
+
+/* correct ALGO TEAM COUNTS MODE: every reduction kind, every count, in place and not; ALGO may
+ * name several algorithms (algo_list), one after the other. */
 static void correct(int argc, char **argv)
 {
     const char *algo = argc > 2 ? argv[2] : "auto", *team_s = argc > 3 ? argv[3] : "world";
@@ -197,9 +209,10 @@ static void correct(int argc, char **argv)
     tshmem_team_t team = team_named(team_s);
     char *src = tshmem_malloc((max + GUARD) * 8), *dst = tshmem_malloc((max + GUARD) * 8);
     unsigned salt = 0;
-    int all = strcmp(algo, "all") == 0; /* every algorithm, then the typed functions */
-    for (int a = all ? 0 : N_ALGOS; a <= N_ALGOS && tshmem_team_my_pe(team) >= 0; a++) {
-        const char *name = !all ? algo : a < N_ALGOS ? algos[a].name : "typed";
+    const char *names[N_ALGOS + 1];
+    int n_names = algo_list(algo, names);
+    for (int a = 0; a < n_names && tshmem_team_my_pe(team) >= 0; a++) {
+        const char *name = names[a];
         for (int c = 0; c < n_counts; c++) {
             STEP("%s, count %zu", name, counts[c]);
             for (int k = 0; k < N_KINDS; k++)
@@ -219,7 +232,8 @@ out:
 }
 
 /* backtoback ALGO TEAM CALLS: many calls in a row with changing sizes, kinds and in-place,
- * no barrier in between: the flags and the scratch are reused, never reset. */
+ * no barrier in between: the flags and the scratch are reused, never reset. Several
+ * algorithms (algo_list): CALLS calls of each in turn, still with no barrier between. */
 static void backtoback(int argc, char **argv)
 {
     const char *algo = argc > 2 ? argv[2] : "auto", *team_s = argc > 3 ? argv[3] : "world";
@@ -228,16 +242,20 @@ static void backtoback(int argc, char **argv)
     pe_init();
     tshmem_team_t team = team_named(team_s);
     char *src = tshmem_malloc((BIG + GUARD) * 8), *dst = tshmem_malloc((BIG + GUARD) * 8);
-    for (int call = 1; call <= calls; call++) {
-        if (call % 250 == 0)
-            STEP("call %d", call);
-        size_t count = call % 97 == 0 ? BIG : (size_t)(call * 7919) % 2999;
-        if (call % 11 == 0)
-            count = 0;
-        if (!reduce_once(team, algo, (enum kind)(call % N_KINDS), src, dst, count, call % 3 == 0,
-                         (unsigned)call))
-            break;
-    }
+    const char *names[N_ALGOS + 1];
+    int n_names = algo_list(algo, names);
+    for (int a = 0; a < n_names; a++)
+        for (int call = 1; call <= calls; call++) {
+            if (call % 250 == 0)
+                STEP("%s, call %d", names[a], call);
+            size_t count = call % 97 == 0 ? BIG : (size_t)(call * 7919) % 2999;
+            if (call % 11 == 0)
+                count = 0;
+            if (!reduce_once(team, names[a], (enum kind)(call % N_KINDS), src, dst, count,
+                             call % 3 == 0, (unsigned)(a * calls + call)))
+                goto out;
+        }
+out:
     pe_sync();
     tshmem_finalize();
 }

@@ -1,8 +1,9 @@
 /* pe_2_3.c: the PE side of chapter 2.3's tests: fcollect and broadcast, every algorithm.
  *
- * Scenarios take the algorithm (ring, direct, hybrid, oneshot, auto), the team (world, node) and a list
- * of sizes. Every PE fills its input with pattern(world PE, byte, round), fills the rest of
- * dest with a sentinel, calls the collective with no barrier around it, and checks every byte
+ * Scenarios take the algorithm (ring, direct, hybrid, oneshot, auto; fcollect and broadcast take
+ * a list of them too, "ring,direct", run in turn), the team (world, node) and a list of sizes.
+ * Every PE fills its input with pattern(world PE, byte, round), fills the rest of dest with a
+ * sentinel, calls the collective with no barrier around it, and checks every byte
  * it then holds, the bytes just past dest, and that the source is unchanged. A PE whose check
  * fails exits at once (non-zero): the launcher then stops the PEs that would wait for it
  * forever, and the failure is reported in seconds instead of as a hang.
@@ -167,22 +168,32 @@ static int one_broadcast(const struct setup *s, unsigned char *dest, unsigned ch
     return ok;
 }
 
+/* ALGO may name several algorithms ("ring,direct"): the scenario runs with each in turn. */
+enum { MAX_ALGOS = 8 };
+
 /* fcollect ALGO TEAM SIZES: each size, out of place and in place. */
 static void fcollect(int argc, char **argv)
 {
     size_t sizes[16], max = 0;
     int ns = parse_sizes(argc > 4 ? argv[4] : "0,1,7,1023", sizes, 16);
     struct setup s = setup(argc, argv);
+    const char *names[MAX_ALGOS];
+    int n_names = pe_names(s.algo_name, names, MAX_ALGOS);
     for (int i = 0; i < ns; i++)
         max = sizes[i] > max ? sizes[i] : max;
     unsigned char *dest = tshmem_malloc(max * (size_t)s.n + GUARD), *src = tshmem_malloc(max + 1);
     int r = 0;
-    for (int i = 0; i < ns; i++)
-        for (int in_place = 0; in_place < 2; in_place++) {
-            STEP("fcollect %s, %zu bytes per PE%s", s.algo_name, sizes[i], in_place ? ", in place" : "");
-            if (!one_fcollect(&s, dest, src, sizes[i], in_place, ++r))
-                return; /* exit now: the launcher stops the PEs still waiting for us */
-        }
+    for (int a = 0; a < n_names; a++) {
+        s.algo_name = names[a];
+        s.algo = parse_algo(names[a]);
+        for (int i = 0; i < ns; i++)
+            for (int in_place = 0; in_place < 2; in_place++) {
+                STEP("fcollect %s, %zu bytes per PE%s", s.algo_name, sizes[i],
+                     in_place ? ", in place" : "");
+                if (!one_fcollect(&s, dest, src, sizes[i], in_place, ++r))
+                    return; /* exit now: the launcher stops the PEs still waiting for us */
+            }
+    }
     pe_sync();
     tshmem_finalize();
 }
@@ -193,18 +204,24 @@ static void broadcast(int argc, char **argv)
     size_t sizes[16], max = 0;
     int ns = parse_sizes(argc > 4 ? argv[4] : "0,1,7,1023", sizes, 16);
     struct setup s = setup(argc, argv);
+    const char *names[MAX_ALGOS];
+    int n_names = pe_names(s.algo_name, names, MAX_ALGOS);
     for (int i = 0; i < ns; i++)
         max = sizes[i] > max ? sizes[i] : max;
     unsigned char *dest = tshmem_malloc(max + GUARD), *src = tshmem_malloc(max + 1);
     int r = 0;
-    for (int i = 0; i < ns; i++)
-        for (int root = 0; root < s.n; root++)
-            for (int in_place = 0; in_place < 2; in_place++) {
-                STEP("broadcast %s, %zu bytes from team PE %d%s", s.algo_name, sizes[i], root,
-                     in_place ? ", in place" : "");
-                if (!one_broadcast(&s, dest, src, sizes[i], root, in_place, ++r))
-                    return;
-            }
+    for (int a = 0; a < n_names; a++) {
+        s.algo_name = names[a];
+        s.algo = parse_algo(names[a]);
+        for (int i = 0; i < ns; i++)
+            for (int root = 0; root < s.n; root++)
+                for (int in_place = 0; in_place < 2; in_place++) {
+                    STEP("broadcast %s, %zu bytes from team PE %d%s", s.algo_name, sizes[i],
+                         root, in_place ? ", in place" : "");
+                    if (!one_broadcast(&s, dest, src, sizes[i], root, in_place, ++r))
+                        return;
+                }
+    }
     pe_sync();
     tshmem_finalize();
 }

@@ -216,8 +216,10 @@ static void busy(int argc, char **argv)
             CHECK_OR_STOP(ring[i] == from * 1000 + i + round,
                           "PE %d: put from PE %d: element %d is %d, expected %d", me, from, i,
                           ring[i], from * 1000 + i + round);
-        /* Half a second without a single tshmem call: only a progress thread can finish them. */
-        struct timespec pause = {0, 500000000};
+        /* Without a single tshmem call: only a progress thread can finish them. Half a second
+         * in the last round, where the check is; the rounds before let the two threads meet
+         * in every order (a request done, running, or still queued when the program waits). */
+        struct timespec pause = {0, round == 4 ? 500000000 : 30000000 * round};
         nanosleep(&pause, NULL);
         int done[2] = {0, 0};
         tshmem_test(&r[0], &done[0]);

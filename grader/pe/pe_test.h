@@ -88,6 +88,19 @@ static inline unsigned char pattern(int src, size_t i, int r)
     return (unsigned char)(i * 131u + (unsigned)src * 17u + (unsigned)r * 7u + 1u);
 }
 
+/* "ring,direct,auto": its names in order, at most cap; returns how many. A program takes such
+ * a list where a test names one algorithm, so that one job can run several tests' checks (the
+ * grader's shared jobs: job.h, job_shared_ok). The names live as long as the program. */
+static inline int pe_names(const char *list, const char **names, int cap)
+{
+    char *copy = strdup(list), *save = NULL;
+    int n = 0;
+    for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && n < cap;
+         t = strtok_r(NULL, ",", &save))
+        names[n++] = t;
+    return n;
+}
+
 static inline int pe_main(int argc, char **argv, const struct scenario *list)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);

@@ -314,7 +314,7 @@ static void run_suite(const struct course *c, const struct chapter *ch, const ch
                       struct chapter_run *out, const struct run_events *ev)
 {
     char report[] = "/tmp/tshmem-report-XXXXXX", suite[4200], e_root[4200], e_bin[4300],
-         e_report[64], e_tag[96];
+         e_report[64], e_tag[96], share[] = "/tmp/tshmem-share-XXXXXX", e_share[64];
     static int runs;
     int fd = mkstemp(report), log_fd = temp_file();
     if (fd >= 0)
@@ -324,7 +324,10 @@ static void run_suite(const struct course *c, const struct chapter *ch, const ch
     snprintf(e_bin, sizeof e_bin, "TSHMEM_TEST_BIN=%s/%s/bin", c->root, bindir);
     snprintf(e_report, sizeof e_report, "TSHMEM_REPORT=%s", report);
     snprintf(e_tag, sizeof e_tag, "TSHMEM_GRADER_RUN=%d-%d", (int)getpid(), ++runs);
-    const char *env[] = {e_root, e_bin, e_report, e_tag, NULL};
+    /* Where the suite's tests keep the verdicts of the jobs they share (job_shared_ok). */
+    int shared = mkdtemp(share) != NULL;
+    snprintf(e_share, sizeof e_share, "TSHMEM_JOB_SHARE=%s", shared ? share : "");
+    const char *env[] = {e_root, e_bin, e_report, e_tag, e_share, NULL};
     /* Tests run side by side, one per core (at least 2, at most 8): every PE job backs off
      * while it waits, so two at a time share even a 2-core machine well. */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -343,6 +346,8 @@ static void run_suite(const struct course *c, const struct chapter *ch, const ch
         fclose(rr.f);
     free(rr.line);
     unlink(report);
+    if (shared)
+        remove_flat_dir(share);
     outline_sort(ch, out->results, out->n);
     if (out->n == 0 && !out->interrupted) { /* the suite itself could not run: keep its words */
         out->built = 0;

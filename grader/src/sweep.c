@@ -69,16 +69,7 @@ static void remove_job_shm(const char *job)
         if (strncmp(e->d_name, seg, strlen(seg)) == 0) {
             unlink(path);
         } else if (strncmp(e->d_name, mpi, strlen(mpi)) == 0) {
-            DIR *sub = opendir(path);
-            char file[800];
-            for (struct dirent *f; sub && (f = readdir(sub)) != NULL;) {
-                snprintf(file, sizeof file, "%s/%s", path, f->d_name);
-                if (f->d_name[0] != '.')
-                    unlink(file);
-            }
-            if (sub)
-                closedir(sub);
-            rmdir(path);
+            remove_flat_dir(path); /* Open MPI's files */
         }
     }
     if (d)

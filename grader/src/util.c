@@ -1,5 +1,6 @@
 /* util.c: small file and time helpers the grader's commands share. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -193,4 +194,18 @@ void spawn_attr_child(posix_spawnattr_t *at, int own_group)
     posix_spawnattr_setpgroup(at, 0);
     posix_spawnattr_setflags(at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
                                      (own_group ? POSIX_SPAWN_SETPGROUP : 0));
+}
+
+void remove_flat_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    char file[PATH_MAX + 256];
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            unlink(file);
+    }
+    if (d)
+        closedir(d);
+    rmdir(path);
 }

@@ -16,6 +16,8 @@ int write_file_atomic(const char *path, const char *data, size_t len);
 int copy_file_new(const char *src, const char *dst);
 /* mkdir -p; 0 or -1 with errno. */
 int make_dirs(const char *path);
+/* Removes a folder and the files in it (one level deep: no subfolders). */
+void remove_flat_dir(const char *path);
 
 uint64_t fnv1a(uint64_t h, const void *data, size_t len);
 #define FNV_START 0xcbf29ce484222325ULL
