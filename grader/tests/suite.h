@@ -28,18 +28,17 @@ static inline void expect_ok_on(const char *ch, const char *prog, const char *sc
     }
 }
 
-/* expect_ok_on, for a test whose checks are part of a shared job's (`shared`: the arguments of
- * a job that runs this test's scenario and others', e.g. every algorithm at once; job.h,
- * job_shared_ok): where the grader's shared job passed at a PE count, this test's own job
- * would pass there too, and is not run again. Elsewhere the test's own job runs, as in
- * expect_ok_on, and reports its own failure. */
+/* expect_ok_on, for a test whose checks are part of a shared job's. `shared` is that job's
+ * scenario and arguments: a job that runs this test's checks and other tests' (every algorithm
+ * at once, or several scenarios in one process); job.h, job_shared_ok. Where the grader's
+ * shared job passed at a PE count, this test's own job would pass there too and is not run.
+ * Elsewhere the test's own job runs, as in expect_ok_on, and reports its own failure. */
 static inline void expect_ok_shared(const char *ch, const char *prog, const char *scenario,
                                     const char *const *args, const char *const *shared,
                                     const char *const *env, double timeout_s, const int *pes)
 {
     for (; *pes != END_PES; pes++) {
-        /* The shared job does several tests' work: give it their time. */
-        if (job_shared_ok(ch, prog, *pes, scenario, shared, env, 3 * timeout_s))
+        if (job_shared_ok(ch, prog, *pes, shared[0], shared + 1, env, timeout_s))
             continue;
         struct pe_job job;
         job_runv(&job, ch, prog, *pes, scenario, args, env, timeout_s);

@@ -14,7 +14,7 @@
 static void small_counts(const char *algo)
 {
     expect_ok_shared(CH, PROG, "correct", ARGS(algo, "world", "0,1,7,1023", "both"),
-                     ARGS(ALGOS, "world", "0,1,7,1023", "both"), NULL, 30,
+                     ARGS("correct", ALGOS, "world", "0,1,7,1023", "both"), NULL, 30,
                      (int[]){1, 2, 3, 5, 8, END_PES});
 }
 
@@ -22,14 +22,16 @@ static void small_counts(const char *algo)
 static void large_count(const char *algo)
 {
     expect_ok_shared(CH, PROG, "correct", ARGS(algo, "world", BIG, "both"),
-                     ARGS(ALGOS, "world", BIG, "both"), ENV(BIG_HEAP), 30, (int[]){2, 3, END_PES});
+                     ARGS("correct", ALGOS, "world", BIG, "both"), ENV(BIG_HEAP), 30,
+                     (int[]){2, 3, END_PES});
 }
 
 /* 1000 calls in a row, sizes from 0 to more than the scratch, no barrier in between. */
 static void back_to_back(const char *algo)
 {
     expect_ok_shared(CH, PROG, "backtoback", ARGS(algo, "world", "1000"),
-                     ARGS(ALGOS, "world", "1000"), NULL, 30, (int[]){2, 3, END_PES});
+                     ARGS("backtoback", ALGOS, "world", "1000"), NULL, 30,
+                     (int[]){2, 3, END_PES});
 }
 
 Test(ch2_2, oneshot_counts_and_team_sizes, .description = "one-shot: counts 0, 1, 7, 1023 of every type, in place too, on 1, 2, 3, 5, 8 PEs")

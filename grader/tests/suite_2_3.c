@@ -22,10 +22,10 @@
 static void every_size(const char *op, const char *algo)
 {
     const char *all = strcmp(op, "fcollect") == 0 ? FCOLLECT_ALGOS : BROADCAST_ALGOS;
-    expect_ok_shared(CH, PROG, op, ARGS(algo, "world", SMALL), ARGS(all, "world", SMALL), NULL,
-                     30, EVERY_COUNT);
-    expect_ok_shared(CH, PROG, op, ARGS(algo, "world", BIG), ARGS(all, "world", BIG), BIG_HEAP,
-                     30, FEW_COUNTS);
+    expect_ok_shared(CH, PROG, op, ARGS(algo, "world", SMALL), ARGS(op, all, "world", SMALL),
+                     NULL, 30, EVERY_COUNT);
+    expect_ok_shared(CH, PROG, op, ARGS(algo, "world", BIG), ARGS(op, all, "world", BIG),
+                     BIG_HEAP, 30, FEW_COUNTS);
 }
 
 Test(ch2_3, fcollect_ring, .description = "ring allgather: 0, 1, 7, 1023 bytes on 1-8 PEs, 4 MiB + 3 on 2-3, in place too")
