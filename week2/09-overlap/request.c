@@ -29,6 +29,8 @@ static struct {
     int started;          /* the thread runs */
     int running;          /* a request taken off the queue is being carried out */
     int stop;             /* tshmem_finalize asks it to end */
+    int polling;          /* the thread looks at the queue by itself every POLL_NS (see
+                           * progress_main): a small request needs no wake-up */
     pthread_t thread;
     struct tshmem_request pool[TSHMEM_MAX_REQUESTS];
     int in_use;           /* requests handed out and not yet completed by test or wait */
@@ -71,9 +73,13 @@ static struct tshmem_request *request_check(const char *func, tshmem_request_t *
 static void *progress_main(void *arg);
 
 /* Requests up to GRACE_BYTES are left GRACE_NS to the program's tshmem_wait before the
- * progress thread takes them (see progress_main). */
+ * progress thread takes them; while requests keep coming (one in the last ACTIVE_NS), the
+ * thread looks at the queue every POLL_NS by itself, so that the start of a small one wakes
+ * nobody (see request_queue and progress_main). */
 #define GRACE_BYTES ((size_t)16 << 10)
 #define GRACE_NS 50000
+#define POLL_NS 1000000
+#define ACTIVE_NS 50000000
 
 /* Provided: hands r back to the pool. Called with the lock held. */
 static void request_release(struct tshmem_request *r)
@@ -111,6 +117,8 @@ static inline void run_head(void)
 {
     TSHMEM_TODO("The progress thread", "take the head request off the queue, run it without the lock (nb.running set meanwhile), then mark it done, wake the waiters, and wake the thread if more is queued");
 }
+
+/* TODO (chapter 2.4, "The progress thread"): optional: helpers for the timed sleeps of GRACE_NS and POLL_NS */
 
 static void *progress_main(void *arg)
 {
