@@ -207,6 +207,9 @@ void tshmem_offnode_quiet(void);
  * doing so; a no-op on one node. Every wait loop calls it through tshmem_spin_pause, so a PE
  * that waits takes its requests without waiting for its proxy thread (provided). */
 void tshmem_offnode_progress(void);
+/* Sleeps until a request is posted to this PE (its doorbell), the link's first held request
+ * falls due, or most_ns pass (transport.c). */
+void tshmem_offnode_sleep(uint64_t most_ns);
 /* Called by tshmem_init after the heap exists: starts the proxy thread when some PE is on
  * another node (provided). */
 void tshmem_transport_start(void);

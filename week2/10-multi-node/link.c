@@ -198,9 +198,9 @@ uint64_t tshmem_link_next_due(void)
 }
 
 /* One turn of a wait across the link (tshmem_spin_pause): sleep until the first request on
- * the wire to us arrives, and at most a nap, then look again (for a word set on this node, a
- * message that came meanwhile). A thread that waits for a network card sleeps too, and here it
- * matters: a sleeper is woken in time, while a thread that yields beside busy ones (2.4's
+ * the wire to us arrives, a new request is posted to us (our doorbell rings: transport.c,
+ * tshmem_offnode_sleep), and at most a nap, then look again (for a word set on this node).
+ * A thread that waits for a network card sleeps too, and here it matters: a sleeper is woken in time, while a thread that yields beside busy ones (2.4's
  * backward pass) gets its core back only after their time slices. The nap grows with the
  * wait's turns, from 20 us to 640 us: every wake-up costs the busy threads a switch, and a
  * wait that has lasted is waiting for something slow (an arrival still wakes it on time). */
@@ -208,6 +208,5 @@ uint64_t tshmem_link_next_due(void)
 void tshmem_link_nap(unsigned long turn)
 {
     unsigned shift = turn / 16 > 5 ? 5 : (unsigned)(turn / 16);
-    uint64_t due = tshmem_link_next_due(), t = tshmem_now_ns(), nap = (uint64_t)NAP_NS << shift;
-    tshmem_link_sleep_until(due > t && due < t + nap ? due : t + nap);
+    tshmem_offnode_sleep((uint64_t)NAP_NS << shift);
 }

@@ -7,17 +7,120 @@
  */
 #define TSHMEM_CHAPTER "2.5"
 #define _GNU_SOURCE
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "transport.h"
 
 struct transport net = {.lock = PTHREAD_MUTEX_INITIALIZER, .serve = PTHREAD_MUTEX_INITIALIZER};
+
+/* A PE's doorbell, as a network card's interrupt: `rings` counts the requests posted to the
+ * PE, and a thread of the PE that has nothing to do sleeps on it (a futex) instead of napping
+ * blind. Its own cache line: senders write it while the PE's threads read it. */
+struct tshmem_bell {
+    _Alignas(64) _Atomic uint32_t rings;
+    _Atomic uint32_t sleepers; /* threads of the PE asleep on rings, or about to be */
+    _Atomic uint64_t polled;   /* when a thread of the PE last looked for requests (ns) */
+};
+
+static __thread int rung; /* this thread's last sleep ended with a ring */
+
+static long futex(_Atomic uint32_t *word, int op, uint32_t value, const struct timespec *rel)
+{
+    return syscall(SYS_futex, (uint32_t *)word, op, value, rel, NULL, 0);
+}
+
+/* The doorbells of this machine's PEs: one segment per machine, made by its lowest PE and
+ * unlinked as soon as every PE of the machine has mapped it (tshrun removes it after a crash:
+ * its name starts like the heap's). Across machines a PE has no bell of ours to ring; nor
+ * where the segment could not be made: then every sleep is a nap that ends on its own. */
+static void bells_open(void)
+{
+    int me = tshmem_g.my_pe, n = tshmem_g.n_pes, leader = me;
+    MPI_Comm machine;
+    MPI_Comm_split_type(net.comm, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &machine);
+    MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, machine);
+    int *leaders = malloc(sizeof(int) * (size_t)n);
+    net.bell_here = calloc((size_t)n, 1);
+    if (!leaders || !net.bell_here)
+        tshmem_fail("tshmem_init", "out of memory for the doorbells of %d PEs.", n);
+    MPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, net.comm);
+    for (int pe = 0; pe < n; pe++)
+        net.bell_here[pe] = leaders[pe] == leader;
+    free(leaders);
+    long pid = (long)getpid(); /* names the job when tshrun did not */
+    MPI_Bcast(&pid, 1, MPI_LONG, 0, net.comm);
+    char job[32], name[96];
+    const char *id = tshmem_env_str("TSHMEM_JOB_ID");
+    if (id && *id)
+        snprintf(job, sizeof job, "%s", id);
+    else
+        snprintf(job, sizeof job, "p%ld", pid);
+    for (char *c = job; *c; c++) /* as the heap's segment spells it */
+        if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')
+              || *c == '-'))
+            *c = '_';
+    snprintf(name, sizeof name, "/tshmem-%u-%s-bells%d", (unsigned)getuid(), job, leader);
+    size_t bytes = sizeof(struct tshmem_bell) * (size_t)n;
+    int fd = -1;
+    if (me == leader) {
+        fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd >= 0 && ftruncate(fd, (off_t)bytes) != 0) {
+            close(fd);
+            shm_unlink(name);
+            fd = -1;
+        }
+    }
+    MPI_Barrier(machine);
+    if (me != leader)
+        fd = shm_open(name, O_RDWR, 0);
+    void *at = fd >= 0 ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    if (fd >= 0)
+        close(fd);
+    MPI_Barrier(machine);
+    if (me == leader)
+        shm_unlink(name);
+    MPI_Comm_free(&machine);
+    net.bells = at == MAP_FAILED ? NULL : at;
+}
+
+static void bells_close(void)
+{
+    if (net.bells)
+        munmap(net.bells, sizeof(struct tshmem_bell) * (size_t)tshmem_g.n_pes);
+    net.bells = NULL;
+    free(net.bell_here);
+    net.bell_here = NULL;
+}
+
+#define POLLING_NS 20000u /* a thread that polled this recently is still polling */
+
+/* After a request to pe has been posted: wake pe's sleeping threads, if any. No system call
+ * while none sleeps. */
+static void bell_ring(int pe)
+{
+    if (!net.bells || !net.bell_here[pe])
+        return;
+    struct tshmem_bell *b = &net.bells[pe];
+    atomic_fetch_add(&b->rings, 1);
+    /* A thread of pe that has just looked for requests, and is looking again, takes this one
+     * sooner than a sleeper we would wake (and that would then contend with it). */
+    if (atomic_load(&b->sleepers) > 0 &&
+        tshmem_now_ns() - atomic_load_explicit(&b->polled, memory_order_relaxed) > POLLING_NS)
+        futex(&b->rings, FUTEX_WAKE, INT_MAX, NULL);
+}
 
 /* The waits of our threads: test the request, back off between tests (tshmem_spin_pause), and
  * say what we wait for after TSHMEM_HANG_WARN seconds. MPI's own blocking calls would spin on a
@@ -36,6 +139,13 @@ void wait_request(MPI_Request *req, const char *func, int pe)
     int warned = 0;
     for (;;) {
         tshmem_spin_pause(&spin);
+        if (rung) {
+            /* A ring: the other side has started on what we wait for (it receives our bytes,
+             * or answers). MPI moves a message of more than a few KiB in pieces, each needing
+             * a call of ours: poll at full speed again before napping. */
+            rung = 0;
+            spin.spins = 0;
+        }
         MPI_Test(req, &done, MPI_STATUS_IGNORE);
         if (done)
             return;
@@ -75,6 +185,7 @@ void post_request(void *msg, size_t bytes, int pe, MPI_Request *req)
 {
     link_stamp(msg);
     MPI_Isend(msg, (int)bytes, MPI_BYTE, pe, TAG_REQ, net.comm, req);
+    bell_ring(pe);
 }
 
 void send_request(struct request *r, int pe, const char *func)
@@ -125,6 +236,7 @@ static struct request_msg *link_arrive(struct request_msg *m, int from)
     char *to = (char *)copy + offsetof(struct request_msg, bytes);
     copy->r = m->r;
     if (big_put) { /* its bytes are the next TAG_DATA message from `from` */
+        bell_ring(from); /* its sender waits for the bytes to leave: they need its help */
         MPI_Recv(to, (int)bytes, MPI_BYTE, from, TAG_DATA, net.comm, MPI_STATUS_IGNORE);
         copy->r.sub |= PUT_INLINE;
     } else {
@@ -132,6 +244,21 @@ static struct request_msg *link_arrive(struct request_msg *m, int from)
     }
     tshmem_link_hold(copy, from, due);
     return NULL;
+}
+
+/* serve, and the sender's doorbell where it waits: before we receive a put's bytes (MPI
+ * moves them with the sender's help), after we have answered (a get's bytes, an atomic's
+ * value, an acknowledgement). */
+static void serve_rung(const struct request *r, const char *inline_bytes, int from)
+{
+    int answered = r->op == REQ_GET || r->op == REQ_QUIET ||
+                   (r->op == REQ_AMO && r->sub != TSHMEM_AMO_SET && r->sub != TSHMEM_AMO_ADD) ||
+                   (r->op == REQ_PUT && (r->sub & PUT_QUIET));
+    if (r->op == REQ_PUT && !(r->sub & PUT_INLINE))
+        bell_ring(from);
+    serve(r, inline_bytes, from);
+    if (answered)
+        bell_ring(from);
 }
 
 /* Takes and serves the requests that have arrived, up to `most`; returns how many. One
@@ -145,7 +272,7 @@ static int poll_requests(int most)
     int served = 0, from;
     struct request_msg *m;
     while (net.active && served < most && net.link_on && (m = tshmem_link_next(&from))) {
-        serve(&m->r, (char *)m + offsetof(struct request_msg, bytes), from);
+        serve_rung(&m->r, (char *)m + offsetof(struct request_msg, bytes), from);
         free(m);
         served++;
     }
@@ -168,7 +295,7 @@ static int poll_requests(int most)
         }
         if (m->r.due && !link_arrive(m, st.MPI_SOURCE))
             continue; /* still on the wire */
-        serve(&m->r, m->bytes, st.MPI_SOURCE);
+        serve_rung(&m->r, m->bytes, st.MPI_SOURCE);
         served++;
     }
     pthread_mutex_unlock(&net.serve);
@@ -182,7 +309,10 @@ void tshmem_offnode_progress(void)
 {
     if (!net.active)
         return;
-    atomic_store_explicit(&net.polled, now_ns(), memory_order_relaxed);
+    uint64_t t = now_ns();
+    atomic_store_explicit(&net.polled, t, memory_order_relaxed);
+    if (net.bells)
+        atomic_store_explicit(&net.bells[tshmem_g.my_pe].polled, t, memory_order_relaxed);
     flush_idle();
     /* One request: the word this thread waits for may be set by it, and the wait looks again
      * at once. Probing on before it looks would add a trip through MPI's progress engine to
@@ -190,11 +320,51 @@ void tshmem_offnode_progress(void)
     poll_requests(1);
 }
 
+/* A sleep of a thread of ours that has nothing to do until a request comes (the idle proxy,
+ * a wait across the link): until a request is posted to us (our doorbell rings), the first
+ * request held on the link falls due, or most_ns have passed. A request posted before the
+ * thread counted itself among the sleepers is taken instead. */
+void tshmem_offnode_sleep(uint64_t most_ns)
+{
+    static __thread int slack_set; /* timer slack: a sleep may end 50 us late by default */
+    if (!slack_set) {
+        prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+        slack_set = 1;
+    }
+    struct tshmem_bell *b = net.bells ? &net.bells[tshmem_g.my_pe] : NULL;
+    uint32_t seen = 0;
+    if (b) {
+        atomic_fetch_add(&b->sleepers, 1);
+        atomic_store_explicit(&b->polled, 0, memory_order_relaxed); /* not polling: ring me */
+        seen = atomic_load(&b->rings);
+        if (poll_requests(1) > 0) {
+            atomic_fetch_sub(&b->sleepers, 1);
+            return;
+        }
+    }
+    /* A request already due that we could not take: another thread of ours serves, and
+     * this one sleeps the whole time. */
+    uint64_t t = now_ns(), due = tshmem_link_next_due();
+    uint64_t until = due > t && due < t + most_ns ? due : t + most_ns;
+    if (b) {
+        struct timespec rel = {(time_t)((until - t) / 1000000000u),
+                               (long)((until - t) % 1000000000u)};
+        /* At once if it rang since `seen`; 0 when woken by a ring. */
+        if (futex(&b->rings, FUTEX_WAIT, seen, &rel) == 0 || atomic_load(&b->rings) != seen)
+            rung = 1;
+    } else {
+        tshmem_link_sleep_until(until);
+    }
+    if (b)
+        atomic_fetch_sub(&b->sleepers, 1);
+}
+
 /* The proxy's idle back-off. After a request it keeps polling, giving its core away between
  * polls, for SPIN_NS: the next request of a burst (a put's signal, the next ping) is taken at
  * once. Then it sleeps, longer and longer up to 200 us, so that an idle proxy costs a few
- * thousand wake-ups a second, not a core. While another thread of ours polls (it waits in
- * tshmem), that thread serves, and the proxy sleeps. */
+ * thousand wake-ups a second, not a core; a request posted to us ends the sleep at once (the
+ * doorbell). While another thread of ours polls (it waits in tshmem), that thread serves, and
+ * the proxy sleeps: senders see it polling and do not ring. */
 #define SPIN_NS 50000u
 static void idle_pause(uint64_t last_request, unsigned *sleeps)
 {
@@ -214,8 +384,7 @@ static void idle_pause(uint64_t last_request, unsigned *sleeps)
     }
     long us = *sleeps >= 8 ? 200 : 1L << *sleeps;
     ++*sleeps;
-    struct timespec ts = {0, us * 1000};
-    nanosleep(&ts, NULL);
+    tshmem_offnode_sleep((uint64_t)us * 1000); /* a request wakes it at once (its doorbell) */
 }
 
 static void *proxy_main(void *arg)
@@ -260,6 +429,7 @@ void tshmem_transport_start(void)
                     "MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided).",
                     tshmem_g.n_nodes, level);
     MPI_Comm_dup(tshmem_g.comm, &net.comm);
+    bells_open();
     net.pending = calloc((size_t)tshmem_g.n_pes, 1);
     net.n_pending = 0;
     net.hang_warn = tshmem_env_int("TSHMEM_HANG_WARN");
@@ -298,6 +468,7 @@ void tshmem_transport_stop(void)
     net.active = 0;
     pthread_mutex_unlock(&net.serve);
     MPI_Comm_free(&net.comm);
+    bells_close();
     free(net.pending);
     net.pending = NULL;
 }

@@ -94,6 +94,11 @@ struct transport {
      * (flush_staged), and so does a thread that waits, or the proxy when it finds it idle. */
     struct request_msg staged;
     atomic_int staged_pe;
+    /* Doorbells (transport.c): one per PE, in a segment shared by the PEs of this machine;
+     * NULL if it could not be made. A sender rings the target's after posting a request, so
+     * that a thread of the target that sleeps for want of requests wakes at once. */
+    struct tshmem_bell *bells;
+    unsigned char *bell_here; /* bell_here[pe]: pe's bell is in our segment (same machine) */
 };
 extern struct transport net;
 
