@@ -14,10 +14,10 @@
 # Nothing here ever writes inside week1/ ... or solutions/.
 
 SHELL   := /bin/bash
-# Every core builds, each target's messages kept together: a learner's `make`, the grader's
-# builds and `make test` alike (JOBS=1 builds one file at a time).
+# `make test` and the grader build on every core (-j$(JOBS), each target's messages kept
+# together); JOBS=1 builds one file at a time.
 JOBS    ?= $(shell nproc 2>/dev/null || echo 1)
-MAKEFLAGS += -j$(JOBS) --output-sync=target
+PARALLEL := -j$(JOBS) --output-sync=target
 MPICC   ?= mpicc
 CC      ?= cc
 IMPL    ?= learner
@@ -386,17 +386,19 @@ week3: deps deps-torch
 	@$(GRADER) test week3
 
 # Every phase runs, even after one failed, so that one run lists everything that is wrong.
-# The two-machine check (test-hosts) mostly waits for its hosts' sshd and namespaces: it runs
-# beside the book's checks (one core of pandoc and compilers), each host in namespaces of its
-# own, and prints its lines when the book's are done; then the grader's selftest.
+# The book's checks (mostly one core of pandoc, compilers and a browser) and the two-machine
+# check (test-hosts, which mostly waits for its hosts' sshd and namespaces, each host in
+# namespaces of its own) run beside the grader's selftest, and print their lines after it.
 test: deps deps-book deps-hosts deps-torch
-	@$(MAKE) --no-print-directory -s STRICT=1 grader suites unit stubs $(STUBGEN)
-	@$(MAKE) --no-print-directory -s STRICT=1 IMPL=solutions lib pe-programs bench-programs
-	@status=0; hosts_log=build/test-hosts.log; \
+	@$(MAKE) --no-print-directory -s $(PARALLEL) STRICT=1 grader suites unit stubs $(STUBGEN)
+	@$(MAKE) --no-print-directory -s $(PARALLEL) STRICT=1 IMPL=solutions lib pe-programs bench-programs
+	@status=0; hosts_log=build/test-hosts.log; site_log=build/check-site.log; \
 	  tools/test-hosts >$$hosts_log 2>&1 & hosts=$$!; \
-	  tools/check-site || status=1; \
+	  tools/check-site >$$site_log 2>&1 & site=$$!; \
+	  $(GRADER) selftest || status=1; \
+	  wait $$site || status=1; cat $$site_log; \
 	  wait $$hosts; rc=$$?; cat $$hosts_log; [ $$rc -eq 0 ] || [ $$rc -eq 77 ] || status=1; \
-	  $(GRADER) selftest || status=1; exit $$status
+	  exit $$status
 
 # Two machines on this one (tools/test-hosts): exit status 77 means skipped, with the reason.
 test-hosts: deps-hosts

@@ -199,10 +199,15 @@ int run_make(const struct course *c, const struct variant *v, const char *target
     snprintf(ref, sizeof ref, "REF=%s", v->ref);
     snprintf(stub, sizeof stub, "STUB=%s", v->stub);
     snprintf(strict, sizeof strict, "STRICT=%d", v->strict);
-    char targets[512], *argv[16] = {"make", "-s", "--no-print-directory", impl, ref, stub, strict};
-    int n = 7;
+    /* On every core, each file's messages together (as make test builds). */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    char jobs[32];
+    snprintf(jobs, sizeof jobs, "-j%ld", cores < 1 ? 1 : cores);
+    char targets[512], *argv[18] = {"make", "-s",  "--no-print-directory", "--output-sync=target",
+                                    jobs,   impl,  ref, stub, strict};
+    int n = 9;
     snprintf(targets, sizeof targets, "%s", target);
-    for (char *save = NULL, *t = strtok_r(targets, " ", &save); t && n < 15;
+    for (char *save = NULL, *t = strtok_r(targets, " ", &save); t && n < 17;
          t = strtok_r(NULL, " ", &save))
         argv[n++] = t;
     argv[n] = NULL;
