@@ -295,7 +295,7 @@ LINT_FLAGS := -q --error-exitcode=1 --std=c11 --library=.cppcheck/tshmem.cfg \
               -Igrader/pe -Igrader/bench --template='{file}:{line}: {severity} [{id}] {message}'
 
 lint:
-	@cppcheck $(LINT_FLAGS) solutions grader tools
+	@cppcheck -j $(JOBS) $(LINT_FLAGS) solutions grader tools
 
 # ---- Sanitizers: every suite on a build under ASan+UBSan, the threaded chapters under TSan --------
 # IMPL=learner (your code, the default) or IMPL=solutions; SAN_CHAPTERS / TSAN_CHAPTERS choose

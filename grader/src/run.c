@@ -192,6 +192,16 @@ int run_quiet(const struct course *c, char *const argv[], char **output)
     return run_command(c, argv, NULL, output);
 }
 
+const char *make_jobs(void)
+{
+    static char jobs[32];
+    if (!jobs[0]) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        snprintf(jobs, sizeof jobs, "-j%ld", cores < 1 ? 1 : cores);
+    }
+    return jobs;
+}
+
 int run_make(const struct course *c, const struct variant *v, const char *target, char **out)
 {
     char impl[64], ref[160], stub[64], strict[16];
@@ -199,12 +209,8 @@ int run_make(const struct course *c, const struct variant *v, const char *target
     snprintf(ref, sizeof ref, "REF=%s", v->ref);
     snprintf(stub, sizeof stub, "STUB=%s", v->stub);
     snprintf(strict, sizeof strict, "STRICT=%d", v->strict);
-    /* On every core, each file's messages together (as make test builds). */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    char jobs[32];
-    snprintf(jobs, sizeof jobs, "-j%ld", cores < 1 ? 1 : cores);
     char targets[512], *argv[18] = {"make", "-s",  "--no-print-directory", "--output-sync=target",
-                                    jobs,   impl,  ref, stub, strict};
+                                    (char *)make_jobs(), impl, ref, stub, strict};
     int n = 9;
     snprintf(targets, sizeof targets, "%s", target);
     for (char *save = NULL, *t = strtok_r(targets, " ", &save); t && n < 17;

@@ -71,8 +71,11 @@ void run_start(const struct course *c, char *const argv[], const char *const *en
                struct started_command *s);
 int run_finish(struct started_command *s, char **output);
 int run_quiet(const struct course *c, char *const argv[], char **output);
-/* make -s TARGET IMPL=.. REF=.. STUB=.. STRICT=.. in the course root; TARGET may name several
- * targets, separated by spaces. */
+/* "-jN", N the cores online: every build of the grader runs on every core (with
+ * --output-sync=target, so that each file's messages stay together). */
+const char *make_jobs(void);
+/* make -s TARGET IMPL=.. REF=.. STUB=.. STRICT=.. in the course root, on every core; TARGET
+ * may name several targets, separated by spaces. */
 int run_make(const struct course *c, const struct variant *v, const char *target, char **out);
 /* Generates build/stubs/ (make stubs) once per process; 0 when they are there. */
 int ensure_stubs(const struct course *c);

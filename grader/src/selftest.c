@@ -367,20 +367,23 @@ int selftest(const struct course *c, int argc, char **argv)
     check_command(
         c, "the stub generator passes its fixtures",
         (char *[]){"bash", "tools/testdata/stubgen/run-tests.sh", "build/tools/stubgen", NULL});
+    char *jobs = (char *)make_jobs(), *sync = "--output-sync=target";
     check_command(c, "the committed stubs equal a fresh generation (make check-stubs)",
-                  (char *[]){"make", "-s", "--no-print-directory", "check-stubs", NULL});
+                  (char *[]){"make", "-s", "--no-print-directory", jobs, sync, "check-stubs", NULL});
     if (argc == 0) {
         check_command(c, "static analysis finds nothing (make lint: cppcheck)",
-                      (char *[]){"make", "-s", "--no-print-directory", "lint", NULL});
+                      (char *[]){"make", "-s", "--no-print-directory", jobs, sync, "lint", NULL});
         check_command(c, "the grader's unit tests pass under ASan+UBSan (make sanitize-unit)",
-                      (char *[]){"make", "-s", "--no-print-directory", "sanitize-unit", NULL});
+                      (char *[]){"make", "-s", "--no-print-directory", jobs, sync, "sanitize-unit",
+                                 NULL});
     }
     check_command(c, "a course of nothing but stubs builds and links with -Werror",
-                  (char *[]){"make", "-s", "--no-print-directory", "pe-programs", "IMPL=stubs",
-                             "STRICT=1", NULL});
+                  (char *[]){"make", "-s", "--no-print-directory", jobs, sync, "pe-programs",
+                             "IMPL=stubs", "STRICT=1", NULL});
     char *gpu = NULL; /* nvcc's compile of the GPU chapters, where nvcc and NVSHMEM exist */
-    int gst = run_command(c, (char *[]){"make", "-s", "--no-print-directory", "gpu-check", NULL},
-                          NULL, &gpu);
+    int gst = run_command(
+        c, (char *[]){"make", "-s", "--no-print-directory", jobs, sync, "gpu-check", NULL}, NULL,
+        &gpu);
     if (gst == 0 && strstr(gpu, "skipped")) {
         printf("  skip  %s", gpu);
         skipped++;
