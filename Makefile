@@ -14,8 +14,8 @@
 # Nothing here ever writes inside week1/ ... or solutions/.
 
 SHELL   := /bin/bash
-# `make test` and the grader build on every core (-j$(JOBS), each target's messages kept
-# together); JOBS=1 builds one file at a time.
+# `make test` builds on every core (-j$(JOBS), each target's messages kept together), as the
+# grader does (make_jobs); JOBS=1 builds one file at a time.
 JOBS    ?= $(shell nproc 2>/dev/null || echo 1)
 PARALLEL := -j$(JOBS) --output-sync=target
 MPICC   ?= mpicc
@@ -168,7 +168,8 @@ help:
 	@echo "  make clean        remove build/"
 	@echo
 	@echo "Variables: IMPL=learner|solutions, REF=\"1.1 1.2\" (chapters from the reference),"
-	@echo "           STRICT=1 (warnings are errors), CFLAGS (default -O2 -g)."
+	@echo "           STRICT=1 (warnings are errors), CFLAGS (default -O2 -g),"
+	@echo "           JOBS=N (files make test and make lint build at once; default: every core)."
 
 deps:
 	@tools/install-deps
