@@ -124,9 +124,21 @@ static const struct crossover {
     {1 << 30, 0, 2048}, /* measured at 16 PEs: RD ahead up to 2 KiB, two-shot from 8 KiB */
 };
 
+/* A team that spans nodes (chapter 2.5): every step of the ring is then a message through the
+ * proxies, 2 (n - 1) of them against recursive doubling's log2 n rounds. Measured across two
+ * virtual nodes of a 16-core machine (bench_2_2, each algorithm forced, two runs), RD stays
+ * ahead up to 32 KiB on 2 PEs (18 us against the ring's 27 at 32 KiB) and on 8 PEs (42 against
+ * 83); on 16 PEs both took 70-130 us at every size up to 8 KiB and RD stalled for 4 ms from 32
+ * KiB, so that row stays as on one node. From 64 KiB the hierarchical allreduce takes over
+ * where a node holds two PEs or more (hierarchy_pays, below). */
+static const struct crossover crossovers_offnode[] = {
+    {8, 0, 32 << 10},
+    {1 << 30, 0, 2048},
+};
+
 static enum tshmem_algo select_algo(const struct tshmem_reduce_call *c)
 {
-    const struct crossover *x = crossovers;
+    const struct crossover *x = c->on_node ? crossovers : crossovers_offnode;
     while (c->n > x->max_pes)
         x++;
     if (c->bytes <= x->oneshot_max)
