@@ -370,19 +370,13 @@ int selftest(const struct course *c, int argc, char **argv)
     char *jobs = (char *)make_jobs(), *sync = "--output-sync=target";
     check_command(c, "the committed stubs equal a fresh generation (make check-stubs)",
                   (char *[]){"make", "-s", "--no-print-directory", jobs, sync, "check-stubs", NULL});
-    /* Static analysis and the grader's unit tests under ASan build and read apart from
-     * everything else (build/grader-address/): they run beside the chapters' checks, and their
-     * lines come at the end. */
-    static const char *const apart_what[] = {
-        "static analysis finds nothing (make lint: cppcheck)",
-        "the grader's unit tests pass under ASan+UBSan (make sanitize-unit)"};
-    static char *apart_target[] = {"lint", "sanitize-unit"};
-    struct started_command apart[2];
-    if (argc == 0)
-        for (int i = 0; i < 2; i++)
-            run_start(c, (char *[]){"make", "-s", "--no-print-directory", jobs, sync,
-                                    apart_target[i], NULL},
-                      NULL, &apart[i]);
+    if (argc == 0) {
+        check_command(c, "static analysis finds nothing (make lint: cppcheck)",
+                      (char *[]){"make", "-s", "--no-print-directory", jobs, sync, "lint", NULL});
+        check_command(c, "the grader's unit tests pass under ASan+UBSan (make sanitize-unit)",
+                      (char *[]){"make", "-s", "--no-print-directory", jobs, sync, "sanitize-unit",
+                                 NULL});
+    }
     check_command(c, "a course of nothing but stubs builds and links with -Werror",
                   (char *[]){"make", "-s", "--no-print-directory", jobs, sync, "pe-programs",
                              "IMPL=stubs", "STRICT=1", NULL});
@@ -425,12 +419,6 @@ int selftest(const struct course *c, int argc, char **argv)
         t_grader = seconds_now();
         printf("\nThe grader itself: unit tests, then end to end (commands, dashboard, watch)\n");
         unit_tests(c);
-        for (int i = 0; i < 2; i++) {
-            char *out = NULL;
-            int status = run_finish(&apart[i], &out);
-            check(status == 0, apart_what[i], out);
-            free(out);
-        }
         for (size_t i = 0; i < N_E2E; i++)
             e2e_finish(e2e_scripts[i], &runs[i]);
     }
