@@ -229,6 +229,7 @@ int tshmem_link_on(void);
 uint64_t tshmem_link_stamp(size_t bytes); /* sender: the arrival time of a transfer given now */
 uint64_t tshmem_link_served_due(uint64_t due, int answered, size_t back);
 void tshmem_link_sleep_until(uint64_t t);
+void tshmem_precise_sleeps(void);        /* this thread's sleeps end within 1 us (timer slack) */
 /* Target (under the serve lock): requests taken before they are due wait in the link. */
 void tshmem_link_hold(void *msg, int from, uint64_t due);
 int tshmem_link_holds(int from);          /* a request of `from` is held */

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -103,6 +102,13 @@ static void bells_close(void)
     net.bells = NULL;
     free(net.bell_here);
     net.bell_here = NULL;
+}
+
+/* When a thread of ours other than the proxy last polled, 0 once it sleeps: in our doorbell,
+ * where senders read it, or in net.polled when there is none. */
+static _Atomic uint64_t *polled_word(void)
+{
+    return net.bells ? &net.bells[tshmem_g.my_pe].polled : &net.polled;
 }
 
 #define POLLING_NS 20000u /* a thread that polled this recently is still polling */
@@ -318,10 +324,7 @@ void tshmem_offnode_progress(void)
 {
     if (!net.active)
         return;
-    uint64_t t = now_ns();
-    atomic_store_explicit(&net.polled, t, memory_order_relaxed);
-    if (net.bells)
-        atomic_store_explicit(&net.bells[tshmem_g.my_pe].polled, t, memory_order_relaxed);
+    atomic_store_explicit(polled_word(), now_ns(), memory_order_relaxed);
     flush_idle();
     /* One request: the word this thread waits for may be set by it, and the wait looks again
      * at once. Probing on before it looks would add a trip through MPI's progress engine to
@@ -335,11 +338,7 @@ void tshmem_offnode_progress(void)
  * thread counted itself among the sleepers is taken instead. */
 void tshmem_offnode_sleep(uint64_t most_ns)
 {
-    static __thread int slack_set; /* timer slack: a sleep may end 50 us late by default */
-    if (!slack_set) {
-        prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-        slack_set = 1;
-    }
+    tshmem_precise_sleeps();
     struct tshmem_bell *b = net.bells ? &net.bells[tshmem_g.my_pe] : NULL;
     uint32_t seen = 0;
     if (b) {
@@ -378,7 +377,7 @@ void tshmem_offnode_sleep(uint64_t most_ns)
 static void idle_pause(uint64_t last_request, unsigned *sleeps)
 {
     uint64_t t = now_ns();
-    uint64_t polled = atomic_load_explicit(&net.polled, memory_order_relaxed);
+    uint64_t polled = atomic_load_explicit(polled_word(), memory_order_relaxed);
     if (net.link_on && (tshmem_link_next_due() || t - last_request < SPIN_NS)) {
         /* The card's receiving side, while requests are on the wire or a burst goes on: wake
          * when the first falls due, and look for new messages between naps that grow from

@@ -84,7 +84,8 @@ struct transport {
     int n_pending;            /* how many pending[] are set */
     pthread_mutex_t lock;     /* one of this PE's threads at a time sends (see net_lock) */
     pthread_mutex_t serve;    /* one of this PE's threads at a time takes requests */
-    _Atomic uint64_t polled;  /* when another thread than the proxy last polled (ns) */
+    _Atomic uint64_t polled;  /* when another thread than the proxy last polled (ns), where
+                               * there is no doorbell to keep it (transport.c, polled_word) */
     atomic_int stop;          /* REQ_STOP was taken: the proxy thread ends */
     struct request_msg taken; /* under the serve lock: the request being taken */
     MPI_Request recv;         /* under the serve lock: a receive posted into taken, if posted */

@@ -62,15 +62,21 @@ int tshmem_link_on(void) { return lm.ns_per_byte > 0; }
 
 static uint64_t wire_ns(uint64_t bytes) { return (uint64_t)(lm.ns_per_byte * (double)bytes); }
 
-/* Sleeps until CLOCK_MONOTONIC reads t. A thread's sleeps may end up to 50 us late by default
- * (its timer slack), more than a link's latency: ask for 1 us. */
-void tshmem_link_sleep_until(uint64_t t)
+/* A thread's sleeps may end up to 50 us late by default (its timer slack), more than a
+ * link's latency: ask for 1 us, once per thread. */
+void tshmem_precise_sleeps(void)
 {
     static __thread int slack_set;
     if (!slack_set) {
         prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
         slack_set = 1;
     }
+}
+
+/* Sleeps until CLOCK_MONOTONIC reads t. */
+void tshmem_link_sleep_until(uint64_t t)
+{
+    tshmem_precise_sleeps();
     struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
     }
