@@ -285,14 +285,23 @@ static int poll_requests(int most)
     for (int taken = 0; net.active && served < most && taken < 64; taken++) {
         /* active: not stopped since the caller looked */
         int flag = 0;
-        MPI_Message msg;
         MPI_Status st;
-        /* Probe, not a blocking receive: Open MPI's blocking calls spin on a core. */
-        MPI_Improbe(MPI_ANY_SOURCE, TAG_REQ, net.comm, &flag, &msg, &st);
+        /* A receive posted in advance and tested, not a blocking one (Open MPI's blocking calls
+         * spin on a core): a request lands in net.taken as it arrives, and one test finds it,
+         * where a probe and then a receive took two passes through MPI. None is posted once
+         * the stop has come. */
+        if (!net.posted) {
+            if (atomic_load_explicit(&net.stop, memory_order_acquire))
+                break;
+            MPI_Irecv(&net.taken, (int)sizeof net.taken, MPI_BYTE, MPI_ANY_SOURCE, TAG_REQ,
+                      net.comm, &net.recv);
+            net.posted = 1;
+        }
+        MPI_Test(&net.recv, &flag, &st);
         if (!flag)
             break;
+        net.posted = 0;
         m = &net.taken;
-        MPI_Mrecv(m, (int)sizeof *m, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
         if (m->r.op == REQ_STOP) {
             /* Our own finalize sent it, after every PE's last request: whichever thread
              * takes it, the proxy ends. */
@@ -465,6 +474,11 @@ void tshmem_transport_stop(void)
      * its communicator goes. */
     pthread_mutex_lock(&net.serve);
     net.active = 0;
+    if (net.posted) { /* posted before the stop came, by a thread that waited */
+        MPI_Cancel(&net.recv);
+        MPI_Wait(&net.recv, MPI_STATUS_IGNORE);
+        net.posted = 0;
+    }
     pthread_mutex_unlock(&net.serve);
     MPI_Comm_free(&net.comm);
     bells_close();

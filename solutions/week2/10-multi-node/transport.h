@@ -88,6 +88,8 @@ struct transport {
                                * there is no doorbell to keep it (transport.c, polled_word) */
     atomic_int stop;          /* REQ_STOP was taken: the proxy thread ends */
     struct request_msg taken; /* under the serve lock: the request being taken */
+    MPI_Request recv;         /* under the serve lock: a receive posted into taken, if posted */
+    int posted;
     long hang_warn;           /* TSHMEM_HANG_WARN, read once: waits are on the fast path */
     int link_on;              /* TSHMEM_LINK is set: a QUIET travels on its own (link_due) */
     /* Under net.lock: a small put that has not left yet, to PE staged_pe (-1: none). The next
