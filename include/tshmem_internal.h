@@ -43,6 +43,18 @@ struct tshmem_coll_flags {
     _Alignas(TSHMEM_CACHE_LINE) uint64_t from[TSHMEM_COLL_MAX_PES]; /* from[i]: written by team PE i */
 };
 
+/* Recursive doubling's eager area (2.2), one per team: a call of up to TSHMEM_RD_EAGER_BYTES
+ * lands here and needs no entry signal. Only recursive doubling on this team writes it, and
+ * round r of the team's eager call number k lands in round[r][k % 2]: a partner can be one
+ * eager call ahead of me, never two (it needs my round-r piece of the next one first). The
+ * extra's data has one slot: it sends the next only after it has my result for this one. */
+#define TSHMEM_RD_EAGER_BYTES 256
+#define TSHMEM_RD_MAX_ROUNDS 8 /* log2(TSHMEM_COLL_MAX_PES) */
+struct tshmem_rd_eager {
+    _Alignas(TSHMEM_CACHE_LINE) char round[TSHMEM_RD_MAX_ROUNDS][2][TSHMEM_RD_EAGER_BYTES];
+    char fixup[TSHMEM_RD_EAGER_BYTES];
+};
+
 /* One-shot fcollect (2.3): a PE copies a piece of its block here and publishes it; its peers
  * read it from here. Two per team, used in turn, so a PE never waits for its readers. */
 #define TSHMEM_STAGE_BYTES 4096
@@ -96,6 +108,7 @@ struct tshmem_reserved {
                                                             * zone, double-buffered (2.4) */
     struct tshmem_alltoall_flags alltoall[TSHMEM_MAX_TEAMS]; /* tshmem_alltoallmem (3.1) */
     struct tshmem_a2a_stage alltoall_stage[TSHMEM_MAX_TEAMS][2]; /* its one-shot (3.1) */
+    struct tshmem_rd_eager rd_eager[TSHMEM_MAX_TEAMS];     /* small allreduces (2.2) */
 };
 _Static_assert(sizeof(struct tshmem_reserved) <= TSHMEM_RESERVED_BYTES,
                "the reserved area outgrew TSHMEM_RESERVED_BYTES");

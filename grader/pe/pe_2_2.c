@@ -1,8 +1,9 @@
 /* pe_2_2.c: the PE side of chapter 2.2's tests: allreduce, every algorithm, any team. */
+#include "pe_test.h" /* first: it asks for the POSIX declarations (usleep) */
+
 #include <math.h>
 
 #include "pe_reduce.h"
-#include "pe_test.h"
 
 enum { GUARD = 16 }; /* elements past the end of dest that no reduction may touch */
 #define SENTINEL (-7777)
@@ -310,6 +311,68 @@ static void subteam(int argc, char **argv)
     tshmem_finalize();
 }
 
+/* A count of kind k that fits recursive doubling's eager area (or, with over, just does not). */
+static size_t eager_count(enum kind k, unsigned call, int over)
+{
+    size_t elem = tshmem_dtype_size(kind_dtype[k]), most = TSHMEM_RD_EAGER_BYTES / elem;
+    return over ? most + 1 + call % 7 : 1 + call % most;
+}
+
+/* eager CALLS: recursive doubling's small calls (book 2.2, "Small calls: no entry signal").
+ * First CALLS calls of at most TSHMEM_RD_EAGER_BYTES on the world, one PE late by turns, no
+ * barrier between: then no PE may have written an entry signal ("from") into another's reduce
+ * flags. Then small and larger calls mixed, and a team of PEs 0 and 2 reducing just before
+ * every world call, as in subteam: the eager area is the team's own. */
+static void eager(int argc, char **argv)
+{
+    int calls = argc > 2 ? atoi(argv[2]) : 1000;
+    pe_init();
+    int me = tshmem_my_pe(), n = tshmem_n_pes();
+    char *src = tshmem_malloc((4096 + GUARD) * 8), *dst = tshmem_malloc((4096 + GUARD) * 8);
+    const struct tshmem_coll_flags *f = &tshmem_g.reserved->reduce[TSHMEM_TEAM_WORLD];
+    for (int call = 1; call <= calls; call++) {
+        enum kind k = (enum kind)(call % N_KINDS);
+        if (call % n == me && call % 3 == 0)
+            usleep(50); /* late by turns: the others run a call ahead into my eager area */
+        if (!reduce_once(TSHMEM_TEAM_WORLD, "rd", k, src, dst, eager_count(k, (unsigned)call, 0),
+                         call % 4 == 1, (unsigned)call))
+            goto out;
+    }
+    pe_sync();
+    for (int j = 0; j < n; j++)
+        if (f->from[j] != 0) {
+            CHECK(0, "after %d recursive-doubling calls of at most %d bytes, PE %d has written "
+                  "an entry signal into this PE's reduce flags (from[%d] = %llu). A call this "
+                  "small lands in the team's eager area, which needs none: see book 2.2, "
+                  "\"Small calls: no entry signal\".", calls, TSHMEM_RD_EAGER_BYTES, j, j,
+                  (unsigned long long)f->from[j]);
+            goto out;
+        }
+    STEP("no entry signal in %d small calls", calls);
+    /* PEs 0 and 2 reduce on a team of their own before each world call; PE 1 goes straight
+     * into the world call and writes into PE 0's eager area while PE 0, late, is still in its
+     * pair call: the two calls must not land in the same place. */
+    tshmem_team_t pair = team_by_hand(0, 2, n >= 3 ? 2 : 1);
+    for (int call = 1; call <= calls; call++) {
+        enum kind k = (enum kind)(call % N_KINDS);
+        int over = call % 5 == 0; /* a world call too large for the eager area now and then */
+        unsigned salt = (unsigned)(calls + 2 * call);
+        if (me == 0 && call % 2)
+            usleep(50);
+        if (tshmem_team_my_pe(pair) >= 0 &&
+            !reduce_once(pair, "rd", k, src, dst, eager_count(k, (unsigned)call, 0), 0, salt))
+            goto out;
+        if (call % n == me && call % 3 == 1)
+            usleep(50);
+        if (!reduce_once(TSHMEM_TEAM_WORLD, "rd", k, src, dst,
+                         eager_count(k, (unsigned)call, over), call % 3 == 0, salt + 1))
+            goto out;
+    }
+out:
+    pe_sync();
+    tshmem_finalize();
+}
+
 /* bound COUNT: data that is not integer-valued, reduced by every algorithm in turn. Each float
  * sum must be within the stated bound of the exact sum, and every PE must get the same bits
  * (value "bits_<algo>" per PE, compared by the suite). */
@@ -397,7 +460,8 @@ int main(int argc, char **argv)
 {
     static const struct scenario list[] = {
         {"correct", correct}, {"backtoback", backtoback}, {"teams", teams},
-        {"subteam", subteam}, {"bound", bound},           {"bad", bad},
+        {"subteam", subteam}, {"bound", bound},           {"eager", eager},
+        {"bad", bad},
         {NULL, NULL},
     };
     return pe_main(argc, argv, list);

@@ -132,6 +132,11 @@ Test(ch2_2, sub_team_then_world, .description = "all PEs but the last on a team 
     expect_ok_on(CH, PROG, "subteam", ARGS("200"), NULL, 30, (int[]){3, 5, END_PES});
 }
 
+Test(ch2_2, rd_small_calls_need_no_entry_signal, .description = "recursive doubling: 1000 calls of at most TSHMEM_RD_EAGER_BYTES, PEs late by turns, send no entry signal; then mixed with larger calls and a sub-team's")
+{
+    expect_ok_on(CH, PROG, "eager", ARGS("1000"), NULL, 30, (int[]){2, 3, 8, END_PES});
+}
+
 /* Every PE reports a hash of its result's bits per algorithm: all PEs must agree. */
 static void same_bits(int npes)
 {

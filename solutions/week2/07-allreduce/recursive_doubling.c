@@ -13,6 +13,10 @@
  * Where the data lands: the partner puts into this PE's scratch, which is cut into slots: two
  * per round (pieces alternate between them) and one for the extra's data. A partner writes
  * only after it has seen this PE's from[] word say "entered this call".
+ *
+ * Small calls (up to TSHMEM_RD_EAGER_BYTES) land instead in the team's eager area, which no
+ * other algorithm and no other team uses, and send no entry signal: the partner's data comes
+ * with its first message. Across nodes that is one hop per round instead of two.
  */
 #define TSHMEM_CHAPTER "2.2"
 #include <string.h>
@@ -21,7 +25,7 @@
 
 int tshmem_allreduce_recursive_doubling(const struct tshmem_reduce_call *c)
 {
-    /* BEGIN SOLUTION (Recursive doubling): fix-up in, log2(p) rounds of put_signal into the partner's scratch slot and combine, fix-up out; pieces of one slot */
+    /* BEGIN SOLUTION (Recursive doubling): fix-up in, log2(p) rounds of put_signal into the partner's scratch slot (or its eager area, for a small call, with no entry signal) and combine, fix-up out; pieces of one slot */
     int n = c->n, me = c->me, p = 1, rounds = 0;
     while (p * 2 <= n)
         p *= 2, rounds++;
@@ -33,11 +37,21 @@ int tshmem_allreduce_recursive_doubling(const struct tshmem_reduce_call *c)
     char *scratch = tshmem_g.reserved->scratch, *fixup = scratch + (size_t)(2 * rounds) * slot;
     struct tshmem_coll_flags *f = c->flags;
     uint64_t entered = tshmem_coll_tag(c->seq, 0);
+    /* A small call: one piece, into the team's eager area, with its own parity (the number of
+     * eager calls this team has made, the same on every PE: they make the same calls). */
+    static uint64_t eager_calls[TSHMEM_MAX_TEAMS];
+    int eager = c->bytes <= TSHMEM_RD_EAGER_BYTES;
+    struct tshmem_rd_eager *ea = &tshmem_g.reserved->rd_eager[c->team];
+    int parity = eager ? (int)(eager_calls[c->team]++ % 2) : 0;
+    if (eager)
+        fixup = ea->fixup;
 
     if (core < 0 && c->dest != c->source)
         memcpy(c->dest, c->source, c->bytes); /* the partial result lives in dest */
     /* Entry: tell everyone who will write into my scratch that it is free for this call. */
-    if (core >= 0) {
+    if (eager) {
+        /* none: my eager area is free as soon as a partner may write into it (above) */
+    } else if (core >= 0) {
         tshmem_signal_op(&f->from[me], entered, TSHMEM_SIGNAL_SET, c->t->pes[core]);
     } else {
         for (int r = 0; r < rounds; r++)
@@ -54,7 +68,8 @@ int tshmem_allreduce_recursive_doubling(const struct tshmem_reduce_call *c)
         if (core >= 0) {
             /* An extra: hand this piece to the core, then wait for the result in my dest. The
              * next piece goes only after the result, so one fix-up slot is enough. */
-            tshmem_uint64_wait_until(&f->from[core], TSHMEM_CMP_GE, entered);
+            if (!eager)
+                tshmem_uint64_wait_until(&f->from[core], TSHMEM_CMP_GE, entered);
             tshmem_putmem_signal(fixup, c->source + off, len, &f->extra[0].value, step,
                                  TSHMEM_SIGNAL_SET, c->t->pes[core]);
             tshmem_uint64_wait_until(&f->extra[1].value, TSHMEM_CMP_GE, step);
@@ -68,8 +83,10 @@ int tshmem_allreduce_recursive_doubling(const struct tshmem_reduce_call *c)
             int partner = me ^ (1 << r);
             /* Two slots per round: the partner can be one piece ahead of me, never two (it
              * needs my piece q + 1 before it can send piece q + 2). */
-            char *in = scratch + (size_t)(2 * r + (int)(piece % 2)) * slot;
-            tshmem_uint64_wait_until(&f->from[partner], TSHMEM_CMP_GE, entered);
+            char *in = eager ? ea->round[r][parity]
+                             : scratch + (size_t)(2 * r + (int)(piece % 2)) * slot;
+            if (!eager)
+                tshmem_uint64_wait_until(&f->from[partner], TSHMEM_CMP_GE, entered);
             tshmem_putmem_signal(in, acc, len, &f->round[r].value, step, TSHMEM_SIGNAL_SET,
                                  c->t->pes[partner]);
             tshmem_uint64_wait_until(&f->round[r].value, TSHMEM_CMP_GE, step);
