@@ -8,7 +8,8 @@
  * What every algorithm promises, so that calls can follow each other on any team with no
  * reset in between:
  *   - it writes into a peer's memory (scratch or dest) or reads a peer's source only after
- *     that peer has said, in this call, that it has entered the call;
+ *     that peer has said, in this call, that it has entered the call (recursive doubling's
+ *     small calls excepted: they land in memory of their own team's, used by turns);
  *   - when it returns, no PE will touch this PE's memory for this call any more.
  */
 #define TSHMEM_CHAPTER "2.2"
