@@ -43,16 +43,16 @@ struct tshmem_coll_flags {
     _Alignas(TSHMEM_CACHE_LINE) uint64_t from[TSHMEM_COLL_MAX_PES]; /* from[i]: written by team PE i */
 };
 
-/* Recursive doubling's eager area (2.2), one per team: a call of up to TSHMEM_RD_EAGER_BYTES
- * lands here and needs no entry signal. Only recursive doubling on this team writes it, and
- * round r of the team's eager call number k lands in round[r][k % 2]: a partner can be one
- * eager call ahead of me, never two (it needs my round-r piece of the next one first). The
- * extra's data has one slot: it sends the next only after it has my result for this one. */
-#define TSHMEM_RD_EAGER_BYTES 256
-#define TSHMEM_RD_MAX_ROUNDS 8 /* log2(TSHMEM_COLL_MAX_PES) */
+/* Recursive doubling's eager area (2.2), one per team: a call that fits one of its slots lands
+ * here and needs no entry signal. It is cut as the scratch is (round r, parity x at slot
+ * 2r + x; the extra's data after them, where the team has extras), the slot a multiple of 64
+ * bytes, so the largest such call depends on the team's size: 3008 bytes on 2 PEs, 960 on 8,
+ * 704 on 16. Only recursive doubling on this team writes it, and round r of the team's k-th
+ * small call lands at parity k % 2: a partner can be one such call ahead of me, never two (it
+ * needs my round-r piece of the next one first). */
+#define TSHMEM_RD_EAGER_BYTES 6016
 struct tshmem_rd_eager {
-    _Alignas(TSHMEM_CACHE_LINE) char round[TSHMEM_RD_MAX_ROUNDS][2][TSHMEM_RD_EAGER_BYTES];
-    char fixup[TSHMEM_RD_EAGER_BYTES];
+    _Alignas(TSHMEM_CACHE_LINE) char area[TSHMEM_RD_EAGER_BYTES];
 };
 
 /* One-shot fcollect (2.3): a PE copies a piece of its block here and publishes it; its peers

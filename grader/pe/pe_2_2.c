@@ -311,15 +311,27 @@ static void subteam(int argc, char **argv)
     tshmem_finalize();
 }
 
-/* A count of kind k that fits recursive doubling's eager area (or, with over, just does not). */
-static size_t eager_count(enum kind k, unsigned call, int over)
+/* The largest call that recursive doubling on a team of n PEs takes through its eager area:
+ * one slot of TSHMEM_RD_EAGER_BYTES cut as the scratch is (book 2.2, "Small calls"). */
+static size_t eager_limit(int n)
 {
-    size_t elem = tshmem_dtype_size(kind_dtype[k]), most = TSHMEM_RD_EAGER_BYTES / elem;
+    int p = 1, rounds = 0;
+    while (p * 2 <= n)
+        p *= 2, rounds++;
+    int slots = 2 * rounds + (n > p);
+    return TSHMEM_RD_EAGER_BYTES / (size_t)(slots > 0 ? slots : 1) / 64 * 64;
+}
+
+/* A count of kind k that fits that limit on `team` (or, with over, just does not). */
+static size_t eager_count(tshmem_team_t team, enum kind k, unsigned call, int over)
+{
+    size_t elem = tshmem_dtype_size(kind_dtype[k]);
+    size_t most = eager_limit(tshmem_team_n_pes(team)) / elem;
     return over ? most + 1 + call % 7 : 1 + call % most;
 }
 
 /* eager CALLS: recursive doubling's small calls (book 2.2, "Small calls: no entry signal").
- * First CALLS calls of at most TSHMEM_RD_EAGER_BYTES on the world, one PE late by turns, no
+ * First CALLS calls that fit the world's eager slot (eager_limit), one PE late by turns, no
  * barrier between: then no PE may have written an entry signal ("from") into another's reduce
  * flags. Then small and larger calls mixed, and a team of PEs 0 and 2 reducing just before
  * every world call, as in subteam: the eager area is the team's own. */
@@ -334,18 +346,19 @@ static void eager(int argc, char **argv)
         enum kind k = (enum kind)(call % N_KINDS);
         if (call % n == me && call % 3 == 0)
             usleep(50); /* late by turns: the others run a call ahead into my eager area */
-        if (!reduce_once(TSHMEM_TEAM_WORLD, "rd", k, src, dst, eager_count(k, (unsigned)call, 0),
-                         call % 4 == 1, (unsigned)call))
+        size_t count = eager_count(TSHMEM_TEAM_WORLD, k, (unsigned)call, 0);
+        if (!reduce_once(TSHMEM_TEAM_WORLD, "rd", k, src, dst, count, call % 4 == 1,
+                         (unsigned)call))
             goto out;
     }
     pe_sync();
     for (int j = 0; j < n; j++)
         if (f->from[j] != 0) {
-            CHECK(0, "after %d recursive-doubling calls of at most %d bytes, PE %d has written "
-                  "an entry signal into this PE's reduce flags (from[%d] = %llu). A call this "
-                  "small lands in the team's eager area, which needs none: see book 2.2, "
-                  "\"Small calls: no entry signal\".", calls, TSHMEM_RD_EAGER_BYTES, j, j,
-                  (unsigned long long)f->from[j]);
+            CHECK(0, "after %d recursive-doubling calls of at most %zu bytes on %d PEs, PE %d "
+                  "has written an entry signal into this PE's reduce flags (from[%d] = %llu). "
+                  "A call that fits a slot of the team's eager area lands there and needs none: "
+                  "see book 2.2, \"Small calls: no entry signal\".", calls, eager_limit(n), n,
+                  j, j, (unsigned long long)f->from[j]);
             goto out;
         }
     STEP("no entry signal in %d small calls", calls);
@@ -360,12 +373,13 @@ static void eager(int argc, char **argv)
         if (me == 0 && call % 2)
             usleep(50);
         if (tshmem_team_my_pe(pair) >= 0 &&
-            !reduce_once(pair, "rd", k, src, dst, eager_count(k, (unsigned)call, 0), 0, salt))
+            !reduce_once(pair, "rd", k, src, dst, eager_count(pair, k, (unsigned)call, 0), 0,
+                         salt))
             goto out;
         if (call % n == me && call % 3 == 1)
             usleep(50);
-        if (!reduce_once(TSHMEM_TEAM_WORLD, "rd", k, src, dst,
-                         eager_count(k, (unsigned)call, over), call % 3 == 0, salt + 1))
+        size_t count = eager_count(TSHMEM_TEAM_WORLD, k, (unsigned)call, over);
+        if (!reduce_once(TSHMEM_TEAM_WORLD, "rd", k, src, dst, count, call % 3 == 0, salt + 1))
             goto out;
     }
 out:

@@ -14,9 +14,10 @@
  * per round (pieces alternate between them) and one for the extra's data. A partner writes
  * only after it has seen this PE's from[] word say "entered this call".
  *
- * Small calls (up to TSHMEM_RD_EAGER_BYTES) land instead in the team's eager area, which no
- * other algorithm and no other team uses, and send no entry signal: the partner's data comes
- * with its first message. Across nodes that is one hop per round instead of two.
+ * Small calls, those that fit a slot of the team's eager area (cut as the scratch is, from
+ * TSHMEM_RD_EAGER_BYTES), land there instead: no other algorithm and no other team uses it, so
+ * they send no entry signal, and the partner's data comes with its first message. Across nodes
+ * that is one hop per round instead of two.
  */
 #define TSHMEM_CHAPTER "2.2"
 #include <string.h>
@@ -26,5 +27,5 @@
 int tshmem_allreduce_recursive_doubling(const struct tshmem_reduce_call *c)
 {
     (void)c;
-    TSHMEM_TODO("Recursive doubling", "fix-up in, log2(p) rounds of put_signal into the partner's scratch slot (or its eager area, for a small call, with no entry signal) and combine, fix-up out; pieces of one slot");
+    TSHMEM_TODO("Recursive doubling", "fix-up in, log2(p) rounds of put_signal into the partner's scratch slot (or its eager area's, for a call that fits one, with no entry signal) and combine, fix-up out; pieces of one slot");
 }

@@ -14,9 +14,10 @@
  * per round (pieces alternate between them) and one for the extra's data. A partner writes
  * only after it has seen this PE's from[] word say "entered this call".
  *
- * Small calls (up to TSHMEM_RD_EAGER_BYTES) land instead in the team's eager area, which no
- * other algorithm and no other team uses, and send no entry signal: the partner's data comes
- * with its first message. Across nodes that is one hop per round instead of two.
+ * Small calls, those that fit a slot of the team's eager area (cut as the scratch is, from
+ * TSHMEM_RD_EAGER_BYTES), land there instead: no other algorithm and no other team uses it, so
+ * they send no entry signal, and the partner's data comes with its first message. Across nodes
+ * that is one hop per round instead of two.
  */
 #define TSHMEM_CHAPTER "2.2"
 #include <string.h>
@@ -25,7 +26,7 @@
 
 int tshmem_allreduce_recursive_doubling(const struct tshmem_reduce_call *c)
 {
-    /* BEGIN SOLUTION (Recursive doubling): fix-up in, log2(p) rounds of put_signal into the partner's scratch slot (or its eager area, for a small call, with no entry signal) and combine, fix-up out; pieces of one slot */
+    /* BEGIN SOLUTION (Recursive doubling): fix-up in, log2(p) rounds of put_signal into the partner's scratch slot (or its eager area's, for a call that fits one, with no entry signal) and combine, fix-up out; pieces of one slot */
     int n = c->n, me = c->me, p = 1, rounds = 0;
     while (p * 2 <= n)
         p *= 2, rounds++;
@@ -37,14 +38,19 @@ int tshmem_allreduce_recursive_doubling(const struct tshmem_reduce_call *c)
     char *scratch = tshmem_g.reserved->scratch, *fixup = scratch + (size_t)(2 * rounds) * slot;
     struct tshmem_coll_flags *f = c->flags;
     uint64_t entered = tshmem_coll_tag(c->seq, 0);
-    /* A small call: one piece, into the team's eager area, with its own parity (the number of
-     * eager calls this team has made, the same on every PE: they make the same calls). */
+    /* A small call: one piece, into the team's eager area, cut the same way (the fix-up slot
+     * only where there are extras), at its own parity: the number of small calls this team has
+     * made, the same on every PE (they make the same calls with the same sizes). */
     static uint64_t eager_calls[TSHMEM_MAX_TEAMS];
-    int eager = c->bytes <= TSHMEM_RD_EAGER_BYTES;
-    struct tshmem_rd_eager *ea = &tshmem_g.reserved->rd_eager[c->team];
-    int parity = eager ? (int)(eager_calls[c->team]++ % 2) : 0;
-    if (eager)
-        fixup = ea->fixup;
+    int eager_slots = 2 * rounds + (n > p) > 0 ? 2 * rounds + (n > p) : 1;
+    size_t eager_slot = TSHMEM_RD_EAGER_BYTES / (size_t)eager_slots / 64 * 64;
+    int eager = c->bytes <= eager_slot, parity = 0;
+    if (eager) {
+        parity = (int)(eager_calls[c->team]++ % 2);
+        slot = eager_slot;
+        scratch = tshmem_g.reserved->rd_eager[c->team].area;
+        fixup = scratch + (size_t)(2 * rounds) * slot;
+    }
 
     if (core < 0 && c->dest != c->source)
         memcpy(c->dest, c->source, c->bytes); /* the partial result lives in dest */
@@ -83,8 +89,7 @@ int tshmem_allreduce_recursive_doubling(const struct tshmem_reduce_call *c)
             int partner = me ^ (1 << r);
             /* Two slots per round: the partner can be one piece ahead of me, never two (it
              * needs my piece q + 1 before it can send piece q + 2). */
-            char *in = eager ? ea->round[r][parity]
-                             : scratch + (size_t)(2 * r + (int)(piece % 2)) * slot;
+            char *in = scratch + (size_t)(2 * r + (eager ? parity : (int)(piece % 2))) * slot;
             if (!eager)
                 tshmem_uint64_wait_until(&f->from[partner], TSHMEM_CMP_GE, entered);
             tshmem_putmem_signal(in, acc, len, &f->round[r].value, step, TSHMEM_SIGNAL_SET,
