@@ -245,11 +245,12 @@ static void busy(int argc, char **argv)
 static void teams(int argc, char **argv)
 {
     int rounds = argc > 2 ? atoi(argv[2]) : 5;
+    /* floats: several chunks, or with a small COUNT recursive doubling's single slots */
+    size_t count = argc > 3 ? strtoull(argv[3], NULL, 10) : 70000;
     pe_init();
     int me = tshmem_my_pe(), n = tshmem_n_pes();
     tshmem_team_t sub = team_by_hand(1, 1, tshmem_n_pes() - 1);
     enum { PAIRS = 4 };
-    size_t count = 70000; /* floats: several chunks */
     float *w[PAIRS], *b[PAIRS];
     for (int i = 0; i < PAIRS; i++) {
         w[i] = tshmem_malloc(count * sizeof(float));
@@ -277,6 +278,86 @@ static void teams(int argc, char **argv)
                 return;
         }
         tshmem_barrier_all();
+    }
+    tshmem_finalize();
+}
+
+/* Whether team PE j puts into (or grants to, or signals) PE me in a recursive doubling of n
+ * PEs: a round partner, my extra, or my core (book 2.4, "Small calls: recursive doubling"). */
+static int rd_writer(int me, int j, int n)
+{
+    int p = 1;
+    while (p * 2 <= n)
+        p *= 2;
+    if (me >= p)
+        return j == me - p;
+    if (j >= p)
+        return j == me + p;
+    int d = me ^ j;
+    return d != 0 && (d & (d - 1)) == 0; /* one bit apart: a round partner */
+}
+
+/* smallrd ROUNDS: calls of up to TSHMEM_NB_RD_BYTES (every kind, in place and not, 40 in flight,
+ * completed in random order) go by recursive doubling: correct, and at the end no PE other than
+ * a partner has written any of my non-blocking flags. */
+static void smallrd(int argc, char **argv)
+{
+    int rounds = argc > 2 ? atoi(argv[2]) : 3;
+    pe_init();
+    int me = tshmem_my_pe(), n = tshmem_n_pes();
+    static const size_t counts[] = {1, 7, 31, 100, 128};
+    enum { NC = sizeof counts / sizeof counts[0] };
+    struct {
+        enum kind k;
+        size_t count;
+        int in_place;
+        void *src, *dst;
+    } info[TSHMEM_MAX_REQUESTS];
+    int nr = 0;
+    for (int c = 0; c < NC; c++)
+        for (int k = 0; k < N_KINDS; k++)
+            for (int ip = 0; ip < 2; ip++) {
+                size_t bytes = kind_size((enum kind)k) * counts[c];
+                if (bytes > TSHMEM_NB_RD_BYTES)
+                    continue;
+                info[nr].k = (enum kind)k;
+                info[nr].count = counts[c];
+                info[nr].in_place = ip;
+                info[nr].src = tshmem_malloc(bytes);
+                info[nr].dst = ip ? info[nr].src : tshmem_malloc(bytes);
+                nr++;
+            }
+    STEP("%d small requests per round, %d rounds", nr, rounds);
+    for (int r = 0; r < rounds; r++) {
+        tshmem_request_t reqs[TSHMEM_MAX_REQUESTS];
+        for (int i = 0; i < nr; i++) {
+            fill(info[i].k, info[i].src, info[i].count, me, (unsigned)(i + 100 * r));
+            tshmem_allreduce_nb(TSHMEM_TEAM_WORLD, info[i].dst, info[i].src, info[i].count,
+                                kind_dtype[info[i].k], kind_op[info[i].k], &reqs[i]);
+        }
+        complete_all(reqs, nr, "random");
+        for (int i = 0; i < nr; i++) {
+            char what[64];
+            snprintf(what, sizeof what, "round %d request %d%s", r, i,
+                     info[i].in_place ? " (in place)" : "");
+            if (verify(info[i].k, info[i].dst, info[i].count, n, (unsigned)(i + 100 * r), what))
+                return;
+        }
+        tshmem_barrier_all();
+    }
+    const struct tshmem_nb_flags *f = &tshmem_g.reserved->nb[TSHMEM_TEAM_WORLD];
+    for (int j = 0; j < n; j++) {
+        if (j == me || rd_writer(me, j, n))
+            continue;
+        if (f->grant[j] || f->piece[j] || f->gather[j]) {
+            FAIL("PE %d: after %d rounds of non-blocking allreduces of at most %u bytes on %d "
+                 "PEs, PE %d, which is not one of my recursive-doubling partners, wrote my "
+                 "flags (grant %llu, piece %llu, gather %llu). Calls this small take recursive "
+                 "doubling: see book 2.4, \"Small calls: recursive doubling\".", me, rounds,
+                 TSHMEM_NB_RD_BYTES, n, j, (unsigned long long)f->grant[j],
+                 (unsigned long long)f->piece[j], (unsigned long long)f->gather[j]);
+            return;
+        }
     }
     tshmem_finalize();
 }
@@ -433,7 +514,8 @@ static void train(int argc, char **argv)
 int main(int argc, char **argv)
 {
     static const struct scenario list[] = {
-        {"nb", nb}, {"busy", busy}, {"teams", teams}, {"bad", bad}, {"train", train},
+        {"nb", nb}, {"busy", busy}, {"teams", teams}, {"smallrd", smallrd}, {"bad", bad},
+        {"train", train},
         {NULL, NULL},
     };
     return pe_main(argc, argv, list);

@@ -53,6 +53,12 @@ Test(ch2_4, two_teams_share_the_landing_zone, .description = "allreduce_nb on WO
     expect_ok_on(CH, PROG, "teams", ARGS("8"), NULL, 30, (int[]){3, 4, END_PES});
 }
 
+Test(ch2_4, small_calls_recursive_doubling, .description = "allreduce_nb of up to TSHMEM_NB_RD_BYTES: recursive doubling, flags only between partners, on 2, 5 and 8 PEs; small calls on two teams sharing the landing zone")
+{
+    expect_ok_on(CH, PROG, "smallrd", ARGS("3"), NULL, 30, (int[]){2, 5, 8, END_PES});
+    expect_ok_on(CH, PROG, "teams", ARGS("8", "60"), NULL, 30, (int[]){3, 4, END_PES});
+}
+
 Test(ch2_4, progress_while_the_program_works, .description = "in flight during blocking allreduces and puts on the same team, and done after 0.5 s without any tshmem call (a progress thread)")
 {
     expect_ok_on(CH, PROG, "busy", ARGS("-"), NULL, 30, (int[]){2, 3, END_PES});

@@ -16,6 +16,12 @@
  *   gather[i]  "team PE i's sum of chunk k is in your dest".
  * Double buffering is what lets a PE send chunk k + 1's pieces before chunk k's sums have
  * arrived: the two steps of neighbouring chunks overlap.
+ *
+ * Small calls (up to TSHMEM_NB_RD_BYTES) take recursive doubling instead: log2 n rounds with one
+ * partner each, where the two-shot has every PE flag every other PE three times (at 16 PEs and
+ * 128 bytes, 47 flags against 4 rounds). The same words serve: grant[i] from the PEs that will
+ * put into me only, piece[i] from each round's partner (and from my extra), gather[i] from my
+ * core, all carrying the call's one chunk number.
  */
 #define TSHMEM_CHAPTER "2.4"
 #include <string.h>
@@ -104,10 +110,23 @@ static void wait_sums(const struct tshmem_reduce_call *c, struct tshmem_nb_flags
     TSHMEM_TODO("The algorithm", "wait until gather[j] >= k for every other team PE j whose segment is not empty");
 }
 
+/* Small calls: recursive doubling, as in chapter 2.2, through my landing buffer k % 2. */
+static void recursive_doubling(const struct tshmem_reduce_call *c, struct tshmem_nb_flags *f,
+                               uint64_t k)
+{
+    (void)c; (void)f; (void)k;
+    TSHMEM_TODO("Small calls: recursive doubling", "grant chunk k to the PEs that will put into me, then 2.2's rounds (fix-up in, log2(p) exchanges with put_signal and piece[me], fix-up out with gather[me]) through slot r of the landing buffer k % 2");
+}
+
 void tshmem_nb_allreduce_run(const struct tshmem_request *req)
 {
     const struct tshmem_reduce_call *c = &req->call;
     struct tshmem_nb_flags *f = &tshmem_g.reserved->nb[c->team];
+    if (req->n_chunks == 1 && c->bytes <= TSHMEM_NB_RD_BYTES) {
+        recursive_doubling(c, f, c->seq); /* its one chunk number */
+        tshmem_quiet();
+        return;
+    }
     uint64_t first = c->seq, last = c->seq + req->n_chunks - 1;
     /* The schedule (provided): which chunk's step runs when. Double buffering is the grant of
      * two chunks at the start and of chunk k + 2 as soon as chunk k is summed, and the pieces

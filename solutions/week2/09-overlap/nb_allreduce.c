@@ -16,6 +16,12 @@
  *   gather[i]  "team PE i's sum of chunk k is in your dest".
  * Double buffering is what lets a PE send chunk k + 1's pieces before chunk k's sums have
  * arrived: the two steps of neighbouring chunks overlap.
+ *
+ * Small calls (up to TSHMEM_NB_RD_BYTES) take recursive doubling instead: log2 n rounds with one
+ * partner each, where the two-shot has every PE flag every other PE three times (at 16 PEs and
+ * 128 bytes, 47 flags against 4 rounds). The same words serve: grant[i] from the PEs that will
+ * put into me only, piece[i] from each round's partner (and from my extra), gather[i] from my
+ * core, all carrying the call's one chunk number.
  */
 #define TSHMEM_CHAPTER "2.4"
 #include <string.h>
@@ -144,10 +150,68 @@ static void wait_sums(const struct tshmem_reduce_call *c, struct tshmem_nb_flags
     /* END SOLUTION */
 }
 
+/* Small calls: recursive doubling, as in chapter 2.2, through my landing buffer k % 2. */
+static void recursive_doubling(const struct tshmem_reduce_call *c, struct tshmem_nb_flags *f,
+                               uint64_t k)
+{
+    /* BEGIN SOLUTION (Small calls: recursive doubling): grant chunk k to the PEs that will put into me, then 2.2's rounds (fix-up in, log2(p) exchanges with put_signal and piece[me], fix-up out with gather[me]) through slot r of the landing buffer k % 2 */
+    int n = c->n, me = c->me, p = 1, rounds = 0;
+    while (p * 2 <= n)
+        p *= 2, rounds++;
+    int core = me >= p ? me - p : -1;     /* I am an extra: this core works for me */
+    int extra = me + p < n ? me + p : -1; /* I am a core with an extra to serve */
+    /* Round r's piece lands at slot r of the receiver's buffer k % 2, the extra's at slot
+     * `rounds`: at most 9 slots of 1 KiB in a buffer of 128 KiB. */
+    size_t slot = (c->bytes + TSHMEM_CACHE_LINE - 1) & ~(size_t)(TSHMEM_CACHE_LINE - 1);
+    char *land = tshmem_g.reserved->nb_landing[k % 2];
+    /* My buffer is free for chunk k: I run one request at a time. Only those who put here. */
+    if (core >= 0) {
+        tshmem_signal_op(&f->grant[me], k, TSHMEM_SIGNAL_SET, c->t->pes[core]);
+    } else {
+        for (int r = 0; r < rounds; r++)
+            tshmem_signal_op(&f->grant[me], k, TSHMEM_SIGNAL_SET, c->t->pes[me ^ (1 << r)]);
+        if (extra >= 0)
+            tshmem_signal_op(&f->grant[me], k, TSHMEM_SIGNAL_SET, c->t->pes[extra]);
+    }
+    if (core >= 0) {
+        /* An extra: my source to the core, then its result arrives in my dest. */
+        tshmem_uint64_wait_until(&f->grant[core], TSHMEM_CMP_GE, k);
+        tshmem_putmem_signal(land + (size_t)rounds * slot, c->source, c->bytes, &f->piece[me],
+                             k, TSHMEM_SIGNAL_SET, c->t->pes[core]);
+        tshmem_uint64_wait_until(&f->gather[core], TSHMEM_CMP_GE, k);
+        return;
+    }
+    if (c->dest != c->source)
+        memcpy(c->dest, c->source, c->bytes); /* the partial result lives in dest */
+    if (extra >= 0) {
+        tshmem_uint64_wait_until(&f->piece[extra], TSHMEM_CMP_GE, k);
+        tshmem_reduce_local(c->dtype, c->op, c->dest, land + (size_t)rounds * slot, c->count);
+    }
+    for (int r = 0; r < rounds; r++) {
+        int partner = me ^ (1 << r);
+        /* Blocking puts: dest changes right after, so its bytes must have left. Both partners
+         * compute x + y and y + x, the same bits: every PE ends with the same result. */
+        tshmem_uint64_wait_until(&f->grant[partner], TSHMEM_CMP_GE, k);
+        tshmem_putmem_signal(land + (size_t)r * slot, c->dest, c->bytes, &f->piece[me], k,
+                             TSHMEM_SIGNAL_SET, c->t->pes[partner]);
+        tshmem_uint64_wait_until(&f->piece[partner], TSHMEM_CMP_GE, k);
+        tshmem_reduce_local(c->dtype, c->op, c->dest, land + (size_t)r * slot, c->count);
+    }
+    if (extra >= 0) /* the extra waits in the call: its dest is ours to write */
+        tshmem_putmem_signal(c->dest, c->dest, c->bytes, &f->gather[me], k, TSHMEM_SIGNAL_SET,
+                             c->t->pes[extra]);
+    /* END SOLUTION */
+}
+
 void tshmem_nb_allreduce_run(const struct tshmem_request *req)
 {
     const struct tshmem_reduce_call *c = &req->call;
     struct tshmem_nb_flags *f = &tshmem_g.reserved->nb[c->team];
+    if (req->n_chunks == 1 && c->bytes <= TSHMEM_NB_RD_BYTES) {
+        recursive_doubling(c, f, c->seq); /* its one chunk number */
+        tshmem_quiet();
+        return;
+    }
     uint64_t first = c->seq, last = c->seq + req->n_chunks - 1;
     /* The schedule (provided): which chunk's step runs when. Double buffering is the grant of
      * two chunks at the start and of chunk k + 2 as soon as chunk k is summed, and the pieces
