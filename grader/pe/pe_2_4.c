@@ -305,7 +305,7 @@ static void smallrd(int argc, char **argv)
     int rounds = argc > 2 ? atoi(argv[2]) : 3;
     pe_init();
     int me = tshmem_my_pe(), n = tshmem_n_pes();
-    static const size_t counts[] = {1, 7, 31, 100, 128};
+    static const size_t counts[] = {1, 7, 31, 100, 500};
     enum { NC = sizeof counts / sizeof counts[0] };
     struct {
         enum kind k;

@@ -161,7 +161,7 @@ static void recursive_doubling(const struct tshmem_reduce_call *c, struct tshmem
     int core = me >= p ? me - p : -1;     /* I am an extra: this core works for me */
     int extra = me + p < n ? me + p : -1; /* I am a core with an extra to serve */
     /* Round r's piece lands at slot r of the receiver's buffer k % 2, the extra's at slot
-     * `rounds`: at most 9 slots of 1 KiB in a buffer of 128 KiB. */
+     * `rounds`: at most 9 slots of 4 KiB in a buffer of 128 KiB. */
     size_t slot = (c->bytes + TSHMEM_CACHE_LINE - 1) & ~(size_t)(TSHMEM_CACHE_LINE - 1);
     char *land = tshmem_g.reserved->nb_landing[k % 2];
     /* My buffer is free for chunk k: I run one request at a time. Only those who put here. */
