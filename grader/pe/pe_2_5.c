@@ -239,10 +239,14 @@ static void atomics(int argc, char **argv)
     uint64_t want = (uint64_t)n * (uint64_t)npes;
     for (int o = 0; o < 2; o++)
         if (me == owners[o]) {
-            CHECK(c[o] == want, "fetch_add counter on PE %d is %llu, expected %llu", me,
-                  (unsigned long long)c[o], (unsigned long long)want);
-            CHECK(c[2 + o] == want, "compare_swap counter on PE %d is %llu, expected %llu", me,
-                  (unsigned long long)c[2 + o], (unsigned long long)want);
+            /* Atomic loads: the proxy thread wrote these words, and what orders its writes
+             * before this read (the barrier, through other PEs) is invisible to ThreadSanitizer. */
+            uint64_t added = __atomic_load_n(&c[o], __ATOMIC_ACQUIRE);
+            uint64_t swapped = __atomic_load_n(&c[2 + o], __ATOMIC_ACQUIRE);
+            CHECK(added == want, "fetch_add counter on PE %d is %llu, expected %llu", me,
+                  (unsigned long long)added, (unsigned long long)want);
+            CHECK(swapped == want, "compare_swap counter on PE %d is %llu, expected %llu", me,
+                  (unsigned long long)swapped, (unsigned long long)want);
         }
     /* swap and set across nodes */
     int to = off_node_partner(me);
@@ -252,8 +256,9 @@ static void atomics(int argc, char **argv)
     CHECK(old == 0, "swap on PE %d returned %llu, expected 0", to, (unsigned long long)old);
     tshmem_barrier_all();
     int from = (me - per_node() % npes + npes) % npes;
-    CHECK(c[0] == (uint64_t)from + 100, "after PE %d's swap my word is %llu, expected %d", from,
-          (unsigned long long)c[0], from + 100);
+    uint64_t mine = __atomic_load_n(&c[0], __ATOMIC_ACQUIRE); /* the proxy wrote it, as above */
+    CHECK(mine == (uint64_t)from + 100, "after PE %d's swap my word is %llu, expected %d", from,
+          (unsigned long long)mine, from + 100);
     tshmem_barrier_all();
     tshmem_finalize();
 }
