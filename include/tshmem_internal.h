@@ -76,7 +76,8 @@ struct tshmem_nb_flags {
                                                                        * in your dest" */
 };
 #define TSHMEM_NB_LANDING_BYTES (128u << 10) /* per landing buffer; there are two (2.4) */
-#define TSHMEM_NB_RD_BYTES 4096u /* non-blocking allreduces up to this take recursive doubling */
+#define TSHMEM_NB_RD_BYTES 8192u /* a non-blocking allreduce whose n vectors fit in this takes
+                                  * recursive doubling (2.4) */
 
 /* tshmem_alltoallmem's words on one team (3.1): from[i] is written by team PE i only, with
  * tshmem_collect_tag(call, CREDIT) ("you may write into my dest") and then (call, DATA) ("my

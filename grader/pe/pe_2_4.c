@@ -297,9 +297,9 @@ static int rd_writer(int me, int j, int n)
     return d != 0 && (d & (d - 1)) == 0; /* one bit apart: a round partner */
 }
 
-/* smallrd ROUNDS: calls of up to TSHMEM_NB_RD_BYTES (every kind, in place and not, 40 in flight,
- * completed in random order) go by recursive doubling: correct, and at the end no PE other than
- * a partner has written any of my non-blocking flags. */
+/* smallrd ROUNDS: calls whose n vectors fit in TSHMEM_NB_RD_BYTES (every kind, in place and not,
+ * up to 40 in flight, completed in random order) go by recursive doubling: correct, and at the
+ * end no PE other than a partner has written any of my non-blocking flags. */
 static void smallrd(int argc, char **argv)
 {
     int rounds = argc > 2 ? atoi(argv[2]) : 3;
@@ -318,7 +318,7 @@ static void smallrd(int argc, char **argv)
         for (int k = 0; k < N_KINDS; k++)
             for (int ip = 0; ip < 2; ip++) {
                 size_t bytes = kind_size((enum kind)k) * counts[c];
-                if (bytes > TSHMEM_NB_RD_BYTES)
+                if (bytes * (size_t)n > TSHMEM_NB_RD_BYTES)
                     continue;
                 info[nr].k = (enum kind)k;
                 info[nr].count = counts[c];
@@ -350,11 +350,11 @@ static void smallrd(int argc, char **argv)
         if (j == me || rd_writer(me, j, n))
             continue;
         if (f->grant[j] || f->piece[j] || f->gather[j]) {
-            FAIL("PE %d: after %d rounds of non-blocking allreduces of at most %u bytes on %d "
-                 "PEs, PE %d, which is not one of my recursive-doubling partners, wrote my "
+            FAIL("PE %d: after %d rounds of non-blocking allreduces of at most %u bytes each "
+                 "on %d PEs, PE %d, which is not one of my recursive-doubling partners, wrote my "
                  "flags (grant %llu, piece %llu, gather %llu). Calls this small take recursive "
                  "doubling: see book 2.4, \"Small calls: recursive doubling\".", me, rounds,
-                 TSHMEM_NB_RD_BYTES, n, j, (unsigned long long)f->grant[j],
+                 TSHMEM_NB_RD_BYTES / (unsigned)n, n, j, (unsigned long long)f->grant[j],
                  (unsigned long long)f->piece[j], (unsigned long long)f->gather[j]);
             return;
         }

@@ -17,11 +17,11 @@
  * Double buffering is what lets a PE send chunk k + 1's pieces before chunk k's sums have
  * arrived: the two steps of neighbouring chunks overlap.
  *
- * Small calls (up to TSHMEM_NB_RD_BYTES) take recursive doubling instead: log2 n rounds with one
- * partner each, where the two-shot has every PE flag every other PE three times (at 16 PEs and
- * 128 bytes, 47 flags against 4 rounds). The same words serve: grant[i] from the PEs that will
- * put into me only, piece[i] from each round's partner (and from my extra), gather[i] from my
- * core, all carrying the call's one chunk number.
+ * Small calls (the n vectors together up to TSHMEM_NB_RD_BYTES) take recursive doubling instead: log2 n rounds with one partner each, where the two-shot has every PE flag
+ * every other PE three times (at 16 PEs and 128 bytes, 47 flags against 4 rounds). The rounds
+ * gather the vectors and every PE adds them in team order: the two-shot's bits. The same words
+ * serve: grant[i] from the PEs that will put into me only, piece[i] from each round's partner
+ * (and from my extra), gather[i] from my core, all carrying the call's one chunk number.
  */
 #define TSHMEM_CHAPTER "2.4"
 #include <string.h>
@@ -110,19 +110,33 @@ static void wait_sums(const struct tshmem_reduce_call *c, struct tshmem_nb_flags
     TSHMEM_TODO("The algorithm", "wait until gather[j] >= k for every other team PE j whose segment is not empty");
 }
 
-/* Small calls: recursive doubling, as in chapter 2.2, through my landing buffer k % 2. */
+/* Small calls: recursive doubling, as in chapter 2.2, but what travels is the vectors, not their
+ * sums: after the rounds every PE holds every team PE's vector, in my landing buffer k % 2 at
+ * slot j for team PE j, and adds them in team order 0, 1, ..., n-1, exactly as the two-shot adds
+ * each segment. Same bits as the two-shot, on every PE (chapter 3.4 checks it against ZeRO). */
+static size_t rd_slot(const struct tshmem_reduce_call *c)
+{
+    return (c->bytes + TSHMEM_CACHE_LINE - 1) & ~(size_t)(TSHMEM_CACHE_LINE - 1);
+}
+
+static int small_call(const struct tshmem_request *req)
+{
+    const struct tshmem_reduce_call *c = &req->call;
+    return req->n_chunks == 1 && (size_t)c->n * c->bytes <= TSHMEM_NB_RD_BYTES;
+}
+
 static void recursive_doubling(const struct tshmem_reduce_call *c, struct tshmem_nb_flags *f,
                                uint64_t k)
 {
     (void)c; (void)f; (void)k;
-    TSHMEM_TODO("Small calls: recursive doubling", "grant chunk k to the PEs that will put into me, then 2.2's rounds (fix-up in, log2(p) exchanges with put_signal and piece[me], fix-up out with gather[me]) through slot r of the landing buffer k % 2");
+    TSHMEM_TODO("Small calls: recursive doubling", "grant chunk k to the PEs that will put into me; gather every team PE's vector into slot j of the landing buffer k % 2 (the extra's by its core, then log2(p) rounds that double the blocks held, then the result back to the extra); sum the slots in team order");
 }
 
 void tshmem_nb_allreduce_run(const struct tshmem_request *req)
 {
     const struct tshmem_reduce_call *c = &req->call;
     struct tshmem_nb_flags *f = &tshmem_g.reserved->nb[c->team];
-    if (req->n_chunks == 1 && c->bytes <= TSHMEM_NB_RD_BYTES) {
+    if (small_call(req)) {
         recursive_doubling(c, f, c->seq); /* its one chunk number */
         tshmem_quiet();
         return;

@@ -17,11 +17,11 @@
  * Double buffering is what lets a PE send chunk k + 1's pieces before chunk k's sums have
  * arrived: the two steps of neighbouring chunks overlap.
  *
- * Small calls (up to TSHMEM_NB_RD_BYTES) take recursive doubling instead: log2 n rounds with one
- * partner each, where the two-shot has every PE flag every other PE three times (at 16 PEs and
- * 128 bytes, 47 flags against 4 rounds). The same words serve: grant[i] from the PEs that will
- * put into me only, piece[i] from each round's partner (and from my extra), gather[i] from my
- * core, all carrying the call's one chunk number.
+ * Small calls (the n vectors together up to TSHMEM_NB_RD_BYTES) take recursive doubling instead: log2 n rounds with one partner each, where the two-shot has every PE flag
+ * every other PE three times (at 16 PEs and 128 bytes, 47 flags against 4 rounds). The rounds
+ * gather the vectors and every PE adds them in team order: the two-shot's bits. The same words
+ * serve: grant[i] from the PEs that will put into me only, piece[i] from each round's partner
+ * (and from my extra), gather[i] from my core, all carrying the call's one chunk number.
  */
 #define TSHMEM_CHAPTER "2.4"
 #include <string.h>
@@ -150,19 +150,31 @@ static void wait_sums(const struct tshmem_reduce_call *c, struct tshmem_nb_flags
     /* END SOLUTION */
 }
 
-/* Small calls: recursive doubling, as in chapter 2.2, through my landing buffer k % 2. */
+/* Small calls: recursive doubling, as in chapter 2.2, but what travels is the vectors, not their
+ * sums: after the rounds every PE holds every team PE's vector, in my landing buffer k % 2 at
+ * slot j for team PE j, and adds them in team order 0, 1, ..., n-1, exactly as the two-shot adds
+ * each segment. Same bits as the two-shot, on every PE (chapter 3.4 checks it against ZeRO). */
+static size_t rd_slot(const struct tshmem_reduce_call *c)
+{
+    return (c->bytes + TSHMEM_CACHE_LINE - 1) & ~(size_t)(TSHMEM_CACHE_LINE - 1);
+}
+
+static int small_call(const struct tshmem_request *req)
+{
+    const struct tshmem_reduce_call *c = &req->call;
+    return req->n_chunks == 1 && (size_t)c->n * c->bytes <= TSHMEM_NB_RD_BYTES;
+}
+
 static void recursive_doubling(const struct tshmem_reduce_call *c, struct tshmem_nb_flags *f,
                                uint64_t k)
 {
-    /* BEGIN SOLUTION (Small calls: recursive doubling): grant chunk k to the PEs that will put into me, then 2.2's rounds (fix-up in, log2(p) exchanges with put_signal and piece[me], fix-up out with gather[me]) through slot r of the landing buffer k % 2 */
+    /* BEGIN SOLUTION (Small calls: recursive doubling): grant chunk k to the PEs that will put into me; gather every team PE's vector into slot j of the landing buffer k % 2 (the extra's by its core, then log2(p) rounds that double the blocks held, then the result back to the extra); sum the slots in team order */
     int n = c->n, me = c->me, p = 1, rounds = 0;
     while (p * 2 <= n)
         p *= 2, rounds++;
     int core = me >= p ? me - p : -1;     /* I am an extra: this core works for me */
     int extra = me + p < n ? me + p : -1; /* I am a core with an extra to serve */
-    /* Round r's piece lands at slot r of the receiver's buffer k % 2, the extra's at slot
-     * `rounds`: at most 9 slots of 4 KiB in a buffer of 128 KiB. */
-    size_t slot = (c->bytes + TSHMEM_CACHE_LINE - 1) & ~(size_t)(TSHMEM_CACHE_LINE - 1);
+    size_t slot = rd_slot(c);
     char *land = tshmem_g.reserved->nb_landing[k % 2];
     /* My buffer is free for chunk k: I run one request at a time. Only those who put here. */
     if (core >= 0) {
@@ -174,29 +186,38 @@ static void recursive_doubling(const struct tshmem_reduce_call *c, struct tshmem
             tshmem_signal_op(&f->grant[me], k, TSHMEM_SIGNAL_SET, c->t->pes[extra]);
     }
     if (core >= 0) {
-        /* An extra: my source to the core, then its result arrives in my dest. */
+        /* An extra: my vector to the core's slot me, then its result arrives in my dest. */
         tshmem_uint64_wait_until(&f->grant[core], TSHMEM_CMP_GE, k);
-        tshmem_putmem_signal(land + (size_t)rounds * slot, c->source, c->bytes, &f->piece[me],
-                             k, TSHMEM_SIGNAL_SET, c->t->pes[core]);
+        tshmem_putmem_signal(land + (size_t)me * slot, c->source, c->bytes, &f->piece[me], k,
+                             TSHMEM_SIGNAL_SET, c->t->pes[core]);
         tshmem_uint64_wait_until(&f->gather[core], TSHMEM_CMP_GE, k);
         return;
     }
-    if (c->dest != c->source)
-        memcpy(c->dest, c->source, c->bytes); /* the partial result lives in dest */
-    if (extra >= 0) {
+    memcpy(land + (size_t)me * slot, c->source, c->bytes); /* my own block */
+    if (extra >= 0)
         tshmem_uint64_wait_until(&f->piece[extra], TSHMEM_CMP_GE, k);
-        tshmem_reduce_local(c->dtype, c->op, c->dest, land + (size_t)rounds * slot, c->count);
-    }
     for (int r = 0; r < rounds; r++) {
-        int partner = me ^ (1 << r);
-        /* Blocking puts: dest changes right after, so its bytes must have left. Both partners
-         * compute x + y and y + x, the same bits: every PE ends with the same result. */
+        /* Before round r I hold the blocks of the 2^r cores of my aligned group and of their
+         * extras: two runs of slots, sent as they lie, the signal with the last. */
+        int partner = me ^ (1 << r), base = me & ~((1 << r) - 1), top = base + (1 << r);
+        int ex_lo = base + p, ex_hi = top + p < n ? top + p : n;
+        char *cores = land + (size_t)base * slot, *extras = land + (size_t)ex_lo * slot;
         tshmem_uint64_wait_until(&f->grant[partner], TSHMEM_CMP_GE, k);
-        tshmem_putmem_signal(land + (size_t)r * slot, c->dest, c->bytes, &f->piece[me], k,
-                             TSHMEM_SIGNAL_SET, c->t->pes[partner]);
+        if (ex_lo < ex_hi) {
+            tshmem_putmem(cores, cores, (size_t)(top - base) * slot, c->t->pes[partner]);
+            tshmem_putmem_signal(extras, extras, (size_t)(ex_hi - ex_lo) * slot, &f->piece[me],
+                                 k, TSHMEM_SIGNAL_SET, c->t->pes[partner]);
+        } else {
+            tshmem_putmem_signal(cores, cores, (size_t)(top - base) * slot, &f->piece[me], k,
+                                 TSHMEM_SIGNAL_SET, c->t->pes[partner]);
+        }
         tshmem_uint64_wait_until(&f->piece[partner], TSHMEM_CMP_GE, k);
-        tshmem_reduce_local(c->dtype, c->op, c->dest, land + (size_t)r * slot, c->count);
     }
+    /* Every vector is here: add them in team order, as the two-shot adds a segment. The
+     * source was copied into slot me before dest is written: in place is safe. */
+    memcpy(c->dest, land, c->bytes);
+    for (int j = 1; j < n; j++)
+        tshmem_reduce_local(c->dtype, c->op, c->dest, land + (size_t)j * slot, c->count);
     if (extra >= 0) /* the extra waits in the call: its dest is ours to write */
         tshmem_putmem_signal(c->dest, c->dest, c->bytes, &f->gather[me], k, TSHMEM_SIGNAL_SET,
                              c->t->pes[extra]);
@@ -207,7 +228,7 @@ void tshmem_nb_allreduce_run(const struct tshmem_request *req)
 {
     const struct tshmem_reduce_call *c = &req->call;
     struct tshmem_nb_flags *f = &tshmem_g.reserved->nb[c->team];
-    if (req->n_chunks == 1 && c->bytes <= TSHMEM_NB_RD_BYTES) {
+    if (small_call(req)) {
         recursive_doubling(c, f, c->seq); /* its one chunk number */
         tshmem_quiet();
         return;
