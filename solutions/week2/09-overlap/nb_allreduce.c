@@ -17,8 +17,9 @@
  * Double buffering is what lets a PE send chunk k + 1's pieces before chunk k's sums have
  * arrived: the two steps of neighbouring chunks overlap.
  *
- * Small calls (the n vectors together up to TSHMEM_NB_RD_BYTES) take recursive doubling instead: log2 n rounds with one partner each, where the two-shot has every PE flag
- * every other PE three times (at 16 PEs and 128 bytes, 47 flags against 4 rounds). The rounds
+ * Small calls (the n vectors together up to TSHMEM_NB_RD_BYTES) take recursive doubling
+ * instead: log2 n rounds with one partner each, where the two-shot has every PE flag every
+ * other PE three times (at 16 PEs and 128 bytes, 47 flags against 4 rounds). The rounds
  * gather the vectors and every PE adds them in team order: the two-shot's bits. The same words
  * serve: grant[i] from the PEs that will put into me only, piece[i] from each round's partner
  * (and from my extra), gather[i] from my core, all carrying the call's one chunk number.
