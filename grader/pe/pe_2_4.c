@@ -117,6 +117,75 @@ static void complete_all(tshmem_request_t *reqs, int n, const char *order)
     }
 }
 
+/* One request of a round: its kind, count, and buffers (dst == src in place). */
+struct req_info {
+    enum kind k;
+    size_t count;
+    int in_place;
+    void *src, *dst;
+};
+
+/* A request for every (count, kind, in place or not) that MODE allows and whose bytes times the
+ * team size stay within max_total (0: no limit), at most TSHMEM_MAX_REQUESTS. -1 when the heap
+ * is too small (said with FAIL). */
+static int make_requests(struct req_info *info, const size_t *counts, int nc, const char *mode,
+                         size_t max_total)
+{
+    int me = tshmem_my_pe(), n = tshmem_n_pes(), nr = 0;
+    for (int c = 0; c < nc; c++)
+        for (int k = 0; k < N_KINDS; k++)
+            for (int ip = 0; ip < 2; ip++) {
+                if ((ip && strcmp(mode, "copy") == 0) || (!ip && strcmp(mode, "inplace") == 0))
+                    continue;
+                if (nr == TSHMEM_MAX_REQUESTS)
+                    break;
+                size_t bytes = kind_size((enum kind)k) * (counts[c] ? counts[c] : 1);
+                if (max_total && bytes * (size_t)n > max_total)
+                    continue;
+                info[nr] = (struct req_info){(enum kind)k, counts[c], ip, tshmem_malloc(bytes),
+                                             NULL};
+                info[nr].dst = ip ? info[nr].src : tshmem_malloc(bytes);
+                if (!info[nr].src || !info[nr].dst) {
+                    FAIL("PE %d: no room for %zu bytes in the symmetric heap: run with a larger "
+                         "TSHMEM_SYMMETRIC_SIZE", me, bytes);
+                    return -1;
+                }
+                nr++;
+            }
+    return nr;
+}
+
+/* ROUNDS times: every request started at once, all in flight together, completed in ORDER,
+ * checked. 1 when every result was right. */
+static int run_rounds(const struct req_info *info, int nr, const char *order, int rounds)
+{
+    int me = tshmem_my_pe(), n = tshmem_n_pes();
+    for (int r = 0; r < rounds; r++) {
+        tshmem_request_t reqs[TSHMEM_MAX_REQUESTS];
+        for (int i = 0; i < nr; i++) {
+            fill(info[i].k, info[i].src, info[i].count, me, (unsigned)(i + 100 * r));
+            reqs[i] = (tshmem_request_t)&reqs[i]; /* garbage: the call must overwrite it */
+            tshmem_allreduce_nb(TSHMEM_TEAM_WORLD, info[i].dst, info[i].src, info[i].count,
+                                kind_dtype[info[i].k], kind_op[info[i].k], &reqs[i]);
+            if (reqs[i] == TSHMEM_REQUEST_NULL || reqs[i] == (tshmem_request_t)&reqs[i]) {
+                FAIL("PE %d: tshmem_allreduce_nb did not fill in request %d", me, i);
+                return 0;
+            }
+        }
+        complete_all(reqs, nr, order);
+        for (int i = 0; i < nr; i++) {
+            char what[64];
+            snprintf(what, sizeof what, "round %d request %d%s", r, i,
+                     info[i].in_place ? " (in place)" : "");
+            if (verify(info[i].k, info[i].dst, info[i].count, n, (unsigned)(i + 100 * r), what))
+                return 0;
+        }
+        /* A round's results are read before the next round overwrites them: a barrier. */
+        tshmem_barrier_all();
+    }
+    return 1;
+}
+
 /* nb COUNTS MODE ORDER ROUNDS: every (count, kind, in place or not) started at once, all in
  * flight together, completed in ORDER, ROUNDS times with no barrier between rounds. */
 static void nb(int argc, char **argv)
@@ -126,59 +195,17 @@ static void nb(int argc, char **argv)
         exit(2);
     }
     pe_init();
-    int me = tshmem_my_pe(), n = tshmem_n_pes();
     size_t counts[16];
     int nc = parse_counts(argv[2], counts, 16);
-    const char *mode = argv[3], *order = argv[4];
+    const char *order = argv[4];
     int rounds = atoi(argv[5]);
-    struct req_info {
-        enum kind k;
-        size_t count;
-        int in_place;
-        void *src, *dst;
-    } info[TSHMEM_MAX_REQUESTS];
-    int nr = 0;
-    for (int c = 0; c < nc; c++)
-        for (int k = 0; k < N_KINDS; k++)
-            for (int ip = 0; ip < 2; ip++) {
-                if ((ip && strcmp(mode, "copy") == 0) || (!ip && strcmp(mode, "inplace") == 0))
-                    continue;
-                if (nr == TSHMEM_MAX_REQUESTS)
-                    break;
-                size_t bytes = kind_size((enum kind)k) * (counts[c] ? counts[c] : 1);
-                info[nr] = (struct req_info){(enum kind)k, counts[c], ip, tshmem_malloc(bytes),
-                                             NULL};
-                info[nr].dst = ip ? info[nr].src : tshmem_malloc(bytes);
-                if (!info[nr].src || !info[nr].dst) {
-                    FAIL("PE %d: no room for %zu bytes in the symmetric heap: run with a larger "
-                         "TSHMEM_SYMMETRIC_SIZE", me, bytes);
-                    return;
-                }
-                nr++;
-            }
+    struct req_info info[TSHMEM_MAX_REQUESTS];
+    int nr = make_requests(info, counts, nc, argv[3], 0);
+    if (nr < 0)
+        return;
     STEP("%d requests per round, %d rounds, waits %s", nr, rounds, order);
-    for (int r = 0; r < rounds; r++) {
-        tshmem_request_t reqs[TSHMEM_MAX_REQUESTS];
-        for (int i = 0; i < nr; i++) {
-            fill(info[i].k, info[i].src, info[i].count, me, (unsigned)(i + 100 * r));
-            reqs[i] = (tshmem_request_t)&reqs[i]; /* garbage: the call must overwrite it */
-            tshmem_allreduce_nb(TSHMEM_TEAM_WORLD, info[i].dst, info[i].src, info[i].count,
-                                kind_dtype[info[i].k], kind_op[info[i].k], &reqs[i]);
-            CHECK_OR_STOP(reqs[i] != TSHMEM_REQUEST_NULL && reqs[i] != (tshmem_request_t)&reqs[i],
-                          "PE %d: tshmem_allreduce_nb did not fill in request %d", me, i);
-        }
-        complete_all(reqs, nr, order);
-        for (int i = 0; i < nr; i++) {
-            char what[64];
-            snprintf(what, sizeof what, "round %d request %d%s", r, i,
-                     info[i].in_place ? " (in place)" : "");
-            if (verify(info[i].k, info[i].dst, info[i].count, n, (unsigned)(i + 100 * r), what))
-                return;
-        }
-        /* A round's results are read before the next round overwrites them: a barrier. */
-        tshmem_barrier_all();
-    }
-    tshmem_finalize();
+    if (run_rounds(info, nr, order, rounds))
+        tshmem_finalize();
 }
 
 /* busy: the program does other work meanwhile. While requests are in flight, it runs blocking
@@ -306,45 +333,14 @@ static void smallrd(int argc, char **argv)
     pe_init();
     int me = tshmem_my_pe(), n = tshmem_n_pes();
     static const size_t counts[] = {1, 7, 31, 100, 500};
-    enum { NC = sizeof counts / sizeof counts[0] };
-    struct {
-        enum kind k;
-        size_t count;
-        int in_place;
-        void *src, *dst;
-    } info[TSHMEM_MAX_REQUESTS];
-    int nr = 0;
-    for (int c = 0; c < NC; c++)
-        for (int k = 0; k < N_KINDS; k++)
-            for (int ip = 0; ip < 2; ip++) {
-                size_t bytes = kind_size((enum kind)k) * counts[c];
-                if (bytes * (size_t)n > TSHMEM_NB_RD_BYTES)
-                    continue;
-                info[nr].k = (enum kind)k;
-                info[nr].count = counts[c];
-                info[nr].in_place = ip;
-                info[nr].src = tshmem_malloc(bytes);
-                info[nr].dst = ip ? info[nr].src : tshmem_malloc(bytes);
-                nr++;
-            }
+    struct req_info info[TSHMEM_MAX_REQUESTS];
+    int nr = make_requests(info, counts, sizeof counts / sizeof counts[0], "both",
+                           TSHMEM_NB_RD_BYTES);
+    if (nr < 0)
+        return;
     STEP("%d small requests per round, %d rounds", nr, rounds);
-    for (int r = 0; r < rounds; r++) {
-        tshmem_request_t reqs[TSHMEM_MAX_REQUESTS];
-        for (int i = 0; i < nr; i++) {
-            fill(info[i].k, info[i].src, info[i].count, me, (unsigned)(i + 100 * r));
-            tshmem_allreduce_nb(TSHMEM_TEAM_WORLD, info[i].dst, info[i].src, info[i].count,
-                                kind_dtype[info[i].k], kind_op[info[i].k], &reqs[i]);
-        }
-        complete_all(reqs, nr, "random");
-        for (int i = 0; i < nr; i++) {
-            char what[64];
-            snprintf(what, sizeof what, "round %d request %d%s", r, i,
-                     info[i].in_place ? " (in place)" : "");
-            if (verify(info[i].k, info[i].dst, info[i].count, n, (unsigned)(i + 100 * r), what))
-                return;
-        }
-        tshmem_barrier_all();
-    }
+    if (!run_rounds(info, nr, "random", rounds))
+        return;
     const struct tshmem_nb_flags *f = &tshmem_g.reserved->nb[TSHMEM_TEAM_WORLD];
     for (int j = 0; j < n; j++) {
         if (j == me || rd_writer(me, j, n))

@@ -115,11 +115,6 @@ static void wait_sums(const struct tshmem_reduce_call *c, struct tshmem_nb_flags
  * sums: after the rounds every PE holds every team PE's vector, in my landing buffer k % 2 at
  * slot j for team PE j, and adds them in team order 0, 1, ..., n-1, exactly as the two-shot adds
  * each segment. Same bits as the two-shot, on every PE (chapter 3.4 checks it against ZeRO). */
-static size_t rd_slot(const struct tshmem_reduce_call *c)
-{
-    return (c->bytes + TSHMEM_CACHE_LINE - 1) & ~(size_t)(TSHMEM_CACHE_LINE - 1);
-}
-
 static int small_call(const struct tshmem_request *req)
 {
     const struct tshmem_reduce_call *c = &req->call;

@@ -155,11 +155,6 @@ static void wait_sums(const struct tshmem_reduce_call *c, struct tshmem_nb_flags
  * sums: after the rounds every PE holds every team PE's vector, in my landing buffer k % 2 at
  * slot j for team PE j, and adds them in team order 0, 1, ..., n-1, exactly as the two-shot adds
  * each segment. Same bits as the two-shot, on every PE (chapter 3.4 checks it against ZeRO). */
-static size_t rd_slot(const struct tshmem_reduce_call *c)
-{
-    return (c->bytes + TSHMEM_CACHE_LINE - 1) & ~(size_t)(TSHMEM_CACHE_LINE - 1);
-}
-
 static int small_call(const struct tshmem_request *req)
 {
     const struct tshmem_reduce_call *c = &req->call;
@@ -175,7 +170,7 @@ static void recursive_doubling(const struct tshmem_reduce_call *c, struct tshmem
         p *= 2, rounds++;
     int core = me >= p ? me - p : -1;     /* I am an extra: this core works for me */
     int extra = me + p < n ? me + p : -1; /* I am a core with an extra to serve */
-    size_t slot = rd_slot(c);
+    size_t slot = (c->bytes + TSHMEM_CACHE_LINE - 1) & ~(size_t)(TSHMEM_CACHE_LINE - 1);
     char *land = tshmem_g.reserved->nb_landing[k % 2];
     /* My buffer is free for chunk k: I run one request at a time. Only those who put here. */
     if (core >= 0) {
