@@ -56,10 +56,13 @@ void tshmem_reduce_begin(struct tshmem_reduce_call *c, const char *func, tshmem_
 
 /* Provided (chapter 2.5): 1 if the team spans nodes, some node holds two or more of its PEs,
  * and the message is large enough. Then AUTO runs the hierarchical allreduce, which keeps most
- * of the bytes on the shared-memory path and sends one PE per node across. Below 64 KiB its
- * three phases cost more than they save (bench_2_5 at 2x2: 357 us against 184 us flat at
- * 32 KiB, 2.4 ms against 9.7 ms at 512 KiB). */
-#define HIERARCHY_MIN_BYTES ((size_t)64 << 10)
+ * of the bytes on the shared-memory path and sends one PE per node across. Below 1 KiB the flat
+ * recursive doubling lands in its eager area with no entry signal and costs less than three
+ * phases; above, every flat round across nodes waits for an entry signal through the proxies,
+ * and the hierarchy's leaders (one per node, a small team) take the eager path instead. A
+ * 16-core machine, two virtual nodes, flat -> hierarchical: 2x8 PEs 2 KiB 71 -> 15 us, 32 KiB
+ * 99 -> 58; 2x4 2 KiB 8.0 -> 6.2 us; 2x2 2 KiB 7.0 -> 4.5 (bench_2_5, three runs each). */
+#define HIERARCHY_MIN_BYTES ((size_t)1 << 10)
 static int hierarchy_pays(const struct tshmem_reduce_call *c)
 {
     if (c->on_node || c->bytes < HIERARCHY_MIN_BYTES)
