@@ -42,11 +42,12 @@ int tshmem_allreduce_recursive_doubling(const struct tshmem_reduce_call *c)
      * only where there are extras), at its own parity: the number of small calls this team has
      * made, the same on every PE (they make the same calls with the same sizes). */
     static uint64_t eager_calls[TSHMEM_MAX_TEAMS];
-    int eager_slots = 2 * rounds + (n > p) > 0 ? 2 * rounds + (n > p) : 1;
-    size_t eager_slot = TSHMEM_RD_EAGER_BYTES / (size_t)eager_slots / 64 * 64;
-    int eager = c->bytes <= eager_slot, parity = 0;
+    int eager_slots = 2 * rounds + (n > p); /* 0 on one PE, which sends nothing */
+    size_t eager_slot = TSHMEM_RD_EAGER_BYTES / (size_t)(eager_slots ? eager_slots : 1) / 64 * 64;
+    int eager = c->bytes <= eager_slot;
+    uint64_t turn = 0; /* added to the piece number: which of a round's two slots */
     if (eager) {
-        parity = (int)(eager_calls[c->team]++ % 2);
+        turn = eager_calls[c->team]++;
         slot = eager_slot;
         scratch = tshmem_g.reserved->rd_eager[c->team].area;
         fixup = scratch + (size_t)(2 * rounds) * slot;
@@ -54,12 +55,11 @@ int tshmem_allreduce_recursive_doubling(const struct tshmem_reduce_call *c)
 
     if (core < 0 && c->dest != c->source)
         memcpy(c->dest, c->source, c->bytes); /* the partial result lives in dest */
-    /* Entry: tell everyone who will write into my scratch that it is free for this call. */
-    if (eager) {
-        /* none: my eager area is free as soon as a partner may write into it (above) */
-    } else if (core >= 0) {
+    /* Entry: tell everyone who will write into my scratch that it is free for this call. A
+     * small call needs none: my eager area is free whenever a partner may write into it. */
+    if (!eager && core >= 0) {
         tshmem_signal_op(&f->from[me], entered, TSHMEM_SIGNAL_SET, c->t->pes[core]);
-    } else {
+    } else if (!eager) {
         for (int r = 0; r < rounds; r++)
             tshmem_signal_op(&f->from[me], entered, TSHMEM_SIGNAL_SET, c->t->pes[me ^ (1 << r)]);
         if (extra >= 0)
@@ -87,9 +87,9 @@ int tshmem_allreduce_recursive_doubling(const struct tshmem_reduce_call *c)
         }
         for (int r = 0; r < rounds; r++) {
             int partner = me ^ (1 << r);
-            /* Two slots per round: the partner can be one piece ahead of me, never two (it
-             * needs my piece q + 1 before it can send piece q + 2). */
-            char *in = scratch + (size_t)(2 * r + (eager ? parity : (int)(piece % 2))) * slot;
+            /* Two slots per round: the partner can be one piece (or small call) ahead of me,
+             * never two (it needs my piece q + 1 before it can send piece q + 2). */
+            char *in = scratch + (size_t)(2 * r + (int)((piece + turn) % 2)) * slot;
             if (!eager)
                 tshmem_uint64_wait_until(&f->from[partner], TSHMEM_CMP_GE, entered);
             tshmem_putmem_signal(in, acc, len, &f->round[r].value, step, TSHMEM_SIGNAL_SET,

@@ -172,23 +172,22 @@ static void recursive_doubling(const struct tshmem_reduce_call *c, struct tshmem
     int extra = me + p < n ? me + p : -1; /* I am a core with an extra to serve */
     size_t slot = (c->bytes + TSHMEM_CACHE_LINE - 1) & ~(size_t)(TSHMEM_CACHE_LINE - 1);
     char *land = tshmem_g.reserved->nb_landing[k % 2];
-    /* My buffer is free for chunk k: I run one request at a time. Only those who put here. */
     if (core >= 0) {
-        tshmem_signal_op(&f->grant[me], k, TSHMEM_SIGNAL_SET, c->t->pes[core]);
-    } else {
-        for (int r = 0; r < rounds; r++)
-            tshmem_signal_op(&f->grant[me], k, TSHMEM_SIGNAL_SET, c->t->pes[me ^ (1 << r)]);
-        if (extra >= 0)
-            tshmem_signal_op(&f->grant[me], k, TSHMEM_SIGNAL_SET, c->t->pes[extra]);
-    }
-    if (core >= 0) {
-        /* An extra: my vector to the core's slot me, then its result arrives in my dest. */
+        /* An extra: my vector to the core's slot me, then its result arrives in my dest. No
+         * grant: nobody puts into my landing buffer, and the core writes my dest only after my
+         * vector has told it that I am in this call. */
         tshmem_uint64_wait_until(&f->grant[core], TSHMEM_CMP_GE, k);
         tshmem_putmem_signal(land + (size_t)me * slot, c->source, c->bytes, &f->piece[me], k,
                              TSHMEM_SIGNAL_SET, c->t->pes[core]);
         tshmem_uint64_wait_until(&f->gather[core], TSHMEM_CMP_GE, k);
         return;
     }
+    /* My buffer is free for chunk k (I run one request at a time): grant it to those who put
+     * into it, my round partners and my extra, and nobody else. */
+    for (int r = 0; r < rounds; r++)
+        tshmem_signal_op(&f->grant[me], k, TSHMEM_SIGNAL_SET, c->t->pes[me ^ (1 << r)]);
+    if (extra >= 0)
+        tshmem_signal_op(&f->grant[me], k, TSHMEM_SIGNAL_SET, c->t->pes[extra]);
     memcpy(land + (size_t)me * slot, c->source, c->bytes); /* my own block */
     if (extra >= 0)
         tshmem_uint64_wait_until(&f->piece[extra], TSHMEM_CMP_GE, k);
