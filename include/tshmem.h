@@ -160,6 +160,10 @@ typedef struct tshmem_request *tshmem_request_t;
 #define TSHMEM_MAX_REQUESTS 64
 int tshmem_allreduce_nb(tshmem_team_t team, void *dest, const void *source, size_t count,
                         enum tshmem_dtype dtype, enum tshmem_op op, tshmem_request_t *req);
+/* What tshmem_fcollectmem(team, dest, source, nbytes) does, started the same way (chapter 3.4's
+ * true allgather: every PE's block straight into every dest, nothing added). */
+int tshmem_fcollectmem_nb(tshmem_team_t team, void *dest, const void *source, size_t nbytes,
+                          tshmem_request_t *req);
 int tshmem_test(tshmem_request_t *req, int *done); /* *done = 1 and *req = NULL if complete */
 int tshmem_wait(tshmem_request_t *req);            /* until complete; *req = NULL */
 int tshmem_waitall(tshmem_request_t *reqs, size_t n); /* every non-NULL one of reqs[0..n-1] */

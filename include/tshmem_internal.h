@@ -69,11 +69,13 @@ struct tshmem_stage {
  * word [i] is written by team PE i only. */
 struct tshmem_nb_flags {
     _Alignas(TSHMEM_CACHE_LINE) uint64_t grant[TSHMEM_COLL_MAX_PES];  /* "my landing buffer for
-                                                                       * chunk c is free" */
+                                                                       * chunk c is free" (an
+                                                                       * fcollect: "my dest") */
     _Alignas(TSHMEM_CACHE_LINE) uint64_t piece[TSHMEM_COLL_MAX_PES];  /* "my piece of chunk c is
                                                                        * in your landing zone" */
     _Alignas(TSHMEM_CACHE_LINE) uint64_t gather[TSHMEM_COLL_MAX_PES]; /* "my sum of chunk c is
-                                                                       * in your dest" */
+                                                                       * in your dest" (an
+                                                                       * fcollect: "my block") */
 };
 #define TSHMEM_NB_LANDING_BYTES (128u << 10) /* per landing buffer; there are two (2.4) */
 #define TSHMEM_NB_RD_BYTES 8192u /* a non-blocking allreduce whose n vectors fit in this takes
@@ -414,20 +416,31 @@ enum tshmem_algo tshmem_collect_select(enum tshmem_collect_op op,
                                        const struct tshmem_collect_call *call, size_t nbytes);
 
 /* ---- 2.4: non-blocking collectives (week2/09-overlap) --------------------------------------
- * A request is one non-blocking allreduce: checked and numbered by the program's thread
- * (tshmem_allreduce_nb), carried out by the progress thread (tshmem_nb_allreduce_run), waited
- * for by the program. Requests live in a fixed pool of TSHMEM_MAX_REQUESTS. */
+ * A request is one non-blocking collective: checked and numbered by the program's thread
+ * (tshmem_allreduce_nb, tshmem_fcollectmem_nb), carried out by the progress thread
+ * (tshmem_nb_allreduce_run), waited for by the program. Requests live in a fixed pool of
+ * TSHMEM_MAX_REQUESTS. */
 #define TSHMEM_REQUEST_MAGIC 0x6e622d7265717565ull /* "nb-reque": a request in use */
+enum tshmem_nb_kind {
+    TSHMEM_NB_ALLREDUCE, /* tshmem_allreduce_nb (2.4) */
+    TSHMEM_NB_FCOLLECT   /* tshmem_fcollectmem_nb (3.4's true allgather): call.bytes is each
+                          * PE's block, call.dest holds n of them; dtype and op unused */
+};
 struct tshmem_request {
     uint64_t magic;                 /* TSHMEM_REQUEST_MAGIC while in use, 0 when free */
+    enum tshmem_nb_kind kind;
     struct tshmem_reduce_call call; /* the checked call; call.seq is the first chunk number */
     size_t n_chunks;                /* how many chunk numbers the call takes */
     int done;                       /* set by the progress thread, under the queue's lock */
     struct tshmem_request *next;    /* the queue of requests waiting for the progress thread */
 };
-/* The algorithm the progress thread runs for one request (nb_allreduce.c): reduce-scatter then
- * allgather, chunk by chunk, through the double-buffered nb_landing zone. */
+/* What the progress thread runs for one request (nb_allreduce.c): an allreduce's reduce-scatter
+ * then allgather, chunk by chunk, through the double-buffered nb_landing zone; an fcollect goes
+ * on to tshmem_nb_fcollect_run. */
 void tshmem_nb_allreduce_run(const struct tshmem_request *req);
+/* 3.4 (week3/14-zero/fcollect_nb.c): a non-blocking fcollect's one chunk number, carried out by
+ * the progress thread: every PE's block put straight into every team PE's dest. */
+void tshmem_nb_fcollect_run(const struct tshmem_request *req);
 /* How many chunks a call of `bytes` bytes of elem-byte elements takes on a team of n PEs. */
 size_t tshmem_nb_chunks(size_t bytes, size_t elem, int n);
 /* Called by tshmem_finalize first: stops if requests are in flight, then ends the thread. */

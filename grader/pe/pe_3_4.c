@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "pe_test.h"
+#include "tshmem_internal.h" /* white box: 2.4's flag words of a team */
 #include "tshmem_zero.h"
 
 /* ---- Reduce-scatter ---------------------------------------------------------------------- */
@@ -156,6 +157,125 @@ static void rs(int argc, char **argv)
     tshmem_finalize();
 }
 
+/* ---- The true allgather: tshmem_fcollectmem_nb ------------------------------------------ */
+
+/* Checks dest after an fcollect of nbytes per PE in round r: team PE j's block at j x nbytes,
+ * byte for byte, and the guard after the n blocks untouched. Returns 0, or 1 after a FAIL. */
+static int fc_check(const unsigned char *dest, size_t nbytes, int n, int me, int r,
+                    const char *what)
+{
+    for (int j = 0; j < n; j++)
+        for (size_t i = 0; i < nbytes; i++)
+            if (dest[(size_t)j * nbytes + i] != pattern(j, i, r)) {
+                FAIL("team PE %d of %d, round %d, %s of %zu bytes per PE: byte %zu of team PE "
+                     "%d's block is 0x%02x, expected 0x%02x (its source, unchanged: an "
+                     "allgather adds nothing)", me, n, r, what, nbytes, i, j,
+                     dest[(size_t)j * nbytes + i], pattern(j, i, r));
+                return 1;
+            }
+    for (size_t i = 0; i < 64; i++)
+        if (dest[(size_t)n * nbytes + i] != 0x5a) {
+            FAIL("team PE %d, round %d, %s of %zu bytes per PE: byte %zu past the %d blocks of "
+                 "dest changed: write n x nbytes, no more", me, r, what, nbytes, i, n);
+            return 1;
+        }
+    return 0;
+}
+
+/* fc SIZES ROUNDS TEAM: non-blocking fcollects of every size (bytes per PE, any count, odd
+ * ones too), two in flight at once, back to back with no barrier, in ROUNDS rounds:
+ *   - in round r team PE r mod n is late: it sleeps, then checks that nobody wrote into its
+ *     dest before its call started (the grant), then starts;
+ *   - the blocks arrive byte for byte (nothing is added: an allreduce of the buffer fails on
+ *     odd sizes and on bytes that are no sum of floats), and nothing past the n blocks;
+ *   - 2.4's piece words of the team do not move: no reduction ran;
+ *   - then an fcollect and an allreduce_nb in flight together: the kinds share the team's
+ *     chunk numbers in start order. */
+static void fc(int argc, char **argv)
+{
+    if (argc < 5) {
+        fprintf(stderr, "usage: pe_3_4 fc SIZES ROUNDS world|tail|even\n");
+        exit(2);
+    }
+    pe_init();
+    int rounds = atoi(argv[3]), ns = 0;
+    tshmem_team_t team = make_team(argv[4]);
+    size_t sizes[16], most = 1;
+    for (char *save = NULL, *t = strtok_r(argv[2], ",", &save); t && ns < 16;
+         t = strtok_r(NULL, ",", &save))
+        sizes[ns++] = strtoull(t, NULL, 10);
+    for (int c = 0; c < ns; c++)
+        most = sizes[c] > most ? sizes[c] : most;
+    int N = tshmem_n_pes(), n = tshmem_team_n_pes(team), me = tshmem_team_my_pe(team);
+    size_t room = (size_t)N * most + 64;
+    unsigned char *a = tshmem_malloc(room), *b = tshmem_malloc(room);
+    int64_t *sum = tshmem_malloc(4 * sizeof(int64_t));
+    unsigned char *src_a = malloc(most), *src_b = malloc(most); /* private: any memory will do */
+    uint64_t piece_before[TSHMEM_COLL_MAX_PES];
+    for (int r = 0; me >= 0 && r < rounds; r++)
+        for (int c = 0; c < ns; c++) {
+            size_t nb = sizes[c];
+            for (size_t i = 0; i < nb; i++) {
+                src_a[i] = pattern(me, i, r);
+                src_b[i] = pattern(me, i, r + 1);
+            }
+            memset(a, 0x5a, room);
+            memset(b, 0x5a, room);
+            struct tshmem_nb_flags *f = &tshmem_g.reserved->nb[team];
+            memcpy(piece_before, f->piece, sizeof piece_before);
+            tshmem_team_sync(team); /* every dest holds its guard bytes */
+            if (me == r % n) {
+                nanosleep(&(struct timespec){0, 20000000}, NULL);
+                for (size_t i = 0; i < room; i++)
+                    CHECK_OR_STOP(a[i] == 0x5a && b[i] == 0x5a,
+                                  "team PE %d (late on purpose, round %d, %zu bytes per PE): "
+                                  "byte %zu of my dest was written before I started the call: "
+                                  "wait for a PE's grant before you put into its dest", me, r,
+                                  nb, i);
+            }
+            tshmem_request_t req[2];
+            tshmem_fcollectmem_nb(team, a, src_a, nb, &req[0]);
+            tshmem_fcollectmem_nb(team, b, src_b, nb, &req[1]);
+            if (me % 2) /* waited for in either order */
+                tshmem_wait(&req[1]);
+            tshmem_waitall(req, 2);
+            if (fc_check(a, nb, n, me, r, "the first fcollect") ||
+                fc_check(b, nb, n, me, r + 1, "the second fcollect"))
+                return;
+            tshmem_team_sync(team); /* every peer's puts into my piece words are done */
+            CHECK_OR_STOP(memcmp(piece_before, f->piece, sizeof piece_before) == 0,
+                          "team PE %d, round %d, %zu bytes per PE: 2.4's piece words moved "
+                          "during the fcollects: a true allgather puts blocks into dest and "
+                          "signals gather, it runs no reduction", me, r, nb);
+            /* The two kinds of request in flight together, an allreduce between fcollects. */
+            for (size_t i = 0; i < nb; i++)
+                src_a[i] = pattern(me, i, r + 2);
+            memset(a, 0x5a, room);
+            for (int i = 0; i < 4; i++)
+                sum[i] = me + i;
+            tshmem_team_sync(team);
+            tshmem_request_t mix[3];
+            tshmem_fcollectmem_nb(team, a, src_a, nb, &mix[0]);
+            tshmem_allreduce_nb(team, sum, sum, 4, TSHMEM_DTYPE_INT64, TSHMEM_OP_SUM, &mix[1]);
+            tshmem_fcollectmem_nb(team, b, src_b, nb, &mix[2]);
+            tshmem_wait(&mix[2]);
+            tshmem_waitall(mix, 3);
+            if (fc_check(a, nb, n, me, r + 2, "an fcollect before an allreduce_nb"))
+                return;
+            for (int i = 0; i < 4; i++)
+                CHECK_OR_STOP(sum[i] == (int64_t)n * (n - 1) / 2 + (int64_t)n * i,
+                              "team PE %d, round %d: the allreduce_nb between two fcollects "
+                              "gave %lld at %d, expected %lld", me, r, (long long)sum[i], i,
+                              (long long)n * (n - 1) / 2 + (long long)n * i);
+        }
+    if (me >= 0)
+        STEP("%d rounds of %d sizes gathered on a team of %d", rounds, ns, n);
+    free(src_a);
+    free(src_b);
+    tshmem_barrier_all();
+    tshmem_finalize();
+}
+
 /* bad KIND: one misuse; the runtime must stop the job with a message. */
 static void bad(int argc, char **argv)
 {
@@ -186,6 +306,17 @@ static void bad(int argc, char **argv)
     } else if (strcmp(kind, "zeroteam") == 0) { /* PE 0 builds a model on a team it is not in */
         tshmem_team_t tail = make_team("tail");
         tshmem_zero_init(&z, tail == TSHMEM_TEAM_INVALID ? 2 : tail, 2, dims, 1, &cfg);
+    } else if (strcmp(kind, "fcsmall") == 0) { /* a good call first: the stub stops there */
+        tshmem_request_t req;
+        for (int i = 0; i < 1024; i++)
+            dst[i] = (float)(tshmem_my_pe() * 1024 + i);
+        tshmem_fcollectmem_nb(TSHMEM_TEAM_WORLD, src, dst, 1024 * sizeof(float), &req);
+        tshmem_wait(&req);
+        for (int i = 0; i < n * 1024; i++)
+            CHECK_OR_STOP(src[i] == (float)i, "PE %d: a non-blocking fcollect of 4096 bytes per "
+                          "PE brought %g at element %d, expected %d", tshmem_my_pe(), src[i], i,
+                          i);
+        tshmem_fcollectmem_nb(TSHMEM_TEAM_WORLD, small, dst, 1024 * sizeof(float), &req);
     } else if (strcmp(kind, "stage") == 0) {
         cfg.stage = 4;
         tshmem_zero_init(&z, TSHMEM_TEAM_WORLD, 2, dims, 1, &cfg);
@@ -387,7 +518,7 @@ static void train(int argc, char **argv)
 int main(int argc, char **argv)
 {
     static const struct scenario list[] = {
-        {"rs", rs}, {"bad", bad}, {"train", train}, {NULL, NULL},
+        {"rs", rs}, {"fc", fc}, {"bad", bad}, {"train", train}, {NULL, NULL},
     };
     return pe_main(argc, argv, list);
 }

@@ -28,6 +28,13 @@ Test(ch3_4, typed_calls_same_bits_every_run, .description = "tshmem_float/double
                  (int[]){4, END_PES});
 }
 
+Test(ch3_4, fcollect_nb_true_allgather, .description = "tshmem_fcollectmem_nb: 0, 1, 3, 4097 and 70001 bytes per PE, two in flight, back to back: every block byte for byte and nothing past them; a late PE's dest untouched until its call starts; no reduction run (2.4's piece words unmoved); beside an allreduce_nb; on WORLD (2 and 5 PEs) and on the even PEs of 4")
+{
+    expect_ok_on(CH, PROG, "fc", ARGS("0,1,3,4097,70001", "3", "world"), NULL, 30,
+                 (int[]){2, 5, END_PES});
+    expect_ok_on(CH, PROG, "fc", ARGS("1,4097", "2", "even"), NULL, 30, (int[]){4, END_PES});
+}
+
 Test(ch3_4, stage1_adam_matches_dp, .description = "ZeRO stage 1 with Adam, 3 PEs: the same bits as stage 0 (plain data parallelism) after every step, within the book's bound of a one-process run; less model state than stage 0; as many bytes sent as stage 0")
 {
     expect_ok_on(CH, PROG, "train", ARGS("4", "32", "30", "48", "1", "adam", "direct", "1"),
@@ -64,7 +71,7 @@ Test(ch3_4, in_place_refused, .description = "a reduce-scatter with dest inside 
                  ARGS("tshmem_float_sum_reducescatter", "in place", "separate dest"));
 }
 
-Test(ch3_4, misuse_is_a_sentence, .description = "a team this PE is not in, a source that does not hold n x nreduce, a shard of a PE outside the team, stage 4: each stops with a message")
+Test(ch3_4, misuse_is_a_sentence, .description = "a team this PE is not in, a source that does not hold n x nreduce, a shard of a PE outside the team, stage 4, a non-blocking fcollect (after a good one) into a dest of n - 1 blocks: each stops with a message")
 {
     expect_error(CH, PROG, 2, "bad", ARGS("notmember"), NULL, TSHMEM_EXIT_ERROR,
                  ARGS("tshmem_float_sum_reducescatter", "team 2"));
@@ -74,4 +81,6 @@ Test(ch3_4, misuse_is_a_sentence, .description = "a team this PE is not in, a so
                  ARGS("tshmem_zero_shard", "team PE 2", "PEs 0 .. 1"));
     expect_error(CH, PROG, 2, "bad", ARGS("stage"), NULL, TSHMEM_EXIT_ERROR,
                  ARGS("tshmem_zero_init", "stage 4"));
+    expect_error(CH, PROG, 2, "bad", ARGS("fcsmall"), NULL, TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_fcollectmem_nb", "dest", "too small"));
 }

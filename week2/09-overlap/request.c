@@ -1,7 +1,8 @@
 /* request.c: non-blocking collectives: requests, the progress thread, test and wait.
  *
  * Chapter 2.4. tshmem_allreduce_nb checks the call on the program's thread, numbers it, puts a
- * request on a queue and returns. One progress thread per PE takes requests off the queue in
+ * request on a queue and returns (tshmem_fcollectmem_nb too: chapter 3.4 writes what its
+ * request does). One progress thread per PE takes requests off the queue in
  * the order they were started and carries each out (nb_allreduce.c). Because every PE starts
  * its non-blocking collectives in the same order, every PE's progress thread runs the same
  * call at the same time, which is all a collective needs. The program learns of completion
@@ -54,7 +55,7 @@ static struct tshmem_request *request_check(const char *func, tshmem_request_t *
 {
     if (req == NULL)
         tshmem_fail(func, "PE %d passed req = NULL: pass the address of a tshmem_request_t that "
-                    "tshmem_allreduce_nb filled in.", tshmem_g.my_pe);
+                    "a non-blocking collective filled in.", tshmem_g.my_pe);
     struct tshmem_request *r = *req;
     if (r == NULL)
         tshmem_fail(func, "PE %d passed a request that is TSHMEM_REQUEST_NULL: it was already "
@@ -126,22 +127,74 @@ static void *progress_main(void *arg)
     TSHMEM_TODO("The progress thread", "sleep while the queue is empty, run requests in queue order, mark each done");
 }
 
-int tshmem_allreduce_nb(tshmem_team_t team, void *dest, const void *source, size_t count,
-                        enum tshmem_dtype dtype, enum tshmem_op op, tshmem_request_t *req)
+/* Gives a checked call of `kind` a request of the pool and its n_chunks chunk numbers on its
+ * team (an allreduce: one per chunk of its vector; an fcollect: one), in start order. */
+static struct tshmem_request *request_start(const char *func, const struct tshmem_reduce_call *c,
+                                            size_t n_chunks, enum tshmem_nb_kind kind)
 {
-    const char *func = __func__;
+    struct tshmem_request *r = NULL;
+    (void)func; (void)c; (void)n_chunks; (void)kind;
+    TSHMEM_TODO("Requests", "take a free request r of the pool (stop if none), give the call its chunk numbers on the team, fill r in (done at once if it has no chunk)");
+    return r;
+}
+
+/* Provided: the start and the end every non-blocking call shares, around request_start. */
+static void request_begin(const char *func, tshmem_request_t *req)
+{
     if (req == NULL)
         tshmem_fail(func, "PE %d passed req = NULL: pass the address of a tshmem_request_t to "
                     "receive the request.", tshmem_g.my_pe);
     *req = TSHMEM_REQUEST_NULL;
     nb.n_started++;
-    struct tshmem_request *r = NULL;
-    (void)team; (void)dest; (void)source; (void)dtype; (void)op;
-    TSHMEM_TODO("Requests", "check the call as 2.2 does, take a free request r of the pool (stop if none), give the call its chunk numbers on the team, fill r in (done at once if count is 0)");
-    if (count > 0)
-        request_queue(r); /* count 0: done already, no PE needs another */
+}
+
+static int request_end(struct tshmem_request *r, tshmem_request_t *req)
+{
+    if (r->n_chunks > 0)
+        request_queue(r); /* nothing to move: done already, no PE needs another */
     *req = r;
     return 0;
+}
+
+int tshmem_allreduce_nb(tshmem_team_t team, void *dest, const void *source, size_t count,
+                        enum tshmem_dtype dtype, enum tshmem_op op, tshmem_request_t *req)
+{
+    request_begin(__func__, req);
+    struct tshmem_reduce_call call;
+    size_t n_chunks = 0;
+    (void)team; (void)dest; (void)source; (void)count; (void)dtype; (void)op;
+    TSHMEM_TODO("Requests", "check the call as 2.2 does and count its chunks on the team (none for count 0)");
+    return request_end(request_start(__func__, &call, n_chunks, TSHMEM_NB_ALLREDUCE), req);
+}
+
+/* Provided: the checks of 2.3's tshmem_fcollectmem, then one chunk number. What the progress
+ * thread does with it is chapter 3.4's (tshmem_nb_fcollect_run). */
+int tshmem_fcollectmem_nb(tshmem_team_t team, void *dest, const void *source, size_t nbytes,
+                          tshmem_request_t *req)
+{
+    const char *func = __func__;
+    request_begin(func, req);
+    struct tshmem_collect_call cc;
+    tshmem_collect_begin(&cc, func, team); /* live, team, member; its number is skipped alike */
+    if (nbytes > SIZE_MAX / (size_t)cc.n)
+        tshmem_fail(func, "PE %d: nbytes %zu times the team's %d PEs does not fit in size_t.",
+                    tshmem_g.my_pe, nbytes, cc.n);
+    size_t total = nbytes * (size_t)cc.n;
+    const char *d = dest, *s = source;
+    if (nbytes > 0) {
+        tshmem_collect_check_room(func, "dest", dest, total);
+        if (source == NULL)
+            tshmem_fail(func, "PE %d: source is NULL but nbytes is %zu.", tshmem_g.my_pe,
+                        nbytes);
+        if (s != d + (size_t)cc.me * nbytes && s < d + total && d < s + nbytes)
+            tshmem_fail(func, "PE %d: source %p overlaps dest %p (%zu bytes): pass a separate "
+                        "source, or your block's own place in dest (dest + %d x nbytes).",
+                        tshmem_g.my_pe, source, dest, total, cc.me);
+    }
+    struct tshmem_reduce_call call = {.func = func, .team = team, .t = cc.t, .me = cc.me,
+                                      .n = cc.n, .dest = dest, .source = source,
+                                      .count = nbytes, .elem = 1, .bytes = nbytes};
+    return request_end(request_start(func, &call, nbytes > 0, TSHMEM_NB_FCOLLECT), req);
 }
 
 int tshmem_test(tshmem_request_t *req, int *done)

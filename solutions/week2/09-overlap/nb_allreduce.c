@@ -221,6 +221,11 @@ static void recursive_doubling(const struct tshmem_reduce_call *c, struct tshmem
 
 void tshmem_nb_allreduce_run(const struct tshmem_request *req)
 {
+    if (req->kind == TSHMEM_NB_FCOLLECT) { /* chapter 3.4's true allgather */
+        tshmem_nb_fcollect_run(req);
+        tshmem_quiet();
+        return;
+    }
     const struct tshmem_reduce_call *c = &req->call;
     struct tshmem_nb_flags *f = &tshmem_g.reserved->nb[c->team];
     if (small_call(req)) {

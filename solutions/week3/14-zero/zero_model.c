@@ -263,21 +263,13 @@ void tshmem_zero_gather_start(struct tshmem_zero *z, int l, int b)
     size_t c = z->chunk[l];
     float *buf = z->layer[b], *mine = z->pshard + z->soff[l];
     z->pending[b] = l;
-    if (z->cfg.use_mpi) { /* a true allgather: (n-1) chunks sent */
+    if (z->cfg.use_mpi) {
         struct zero_mpi *m = mpi_of(z);
         MPI_Iallgather(mine, (int)c, MPI_FLOAT, buf, (int)c, MPI_FLOAT, m->comm, &m->req[b]);
-        z->comm_bytes += (size_t)(z->n - 1) * c * sizeof(float);
-        return;
+    } else { /* a true allgather on 2.4's progress thread (fcollect_nb.c) */
+        tshmem_fcollectmem_nb(z->team, buf, mine, c * sizeof(float), &z->req[b]);
     }
-    /* -0.0 is the one float that adds to any x giving x itself (0.0 + -0.0 is 0.0, not -0.0):
-     * the allreduce's sum of one shard and n-1 runs of -0.0 is that shard, bit for bit. */
-    for (size_t i = 0; i < (size_t)z->n * c; i++)
-        buf[i] = -0.0f;
-    memcpy(buf + (size_t)z->me * c, mine, z->mine[l] * sizeof(float));
-    tshmem_allreduce_nb(z->team, buf, buf, (size_t)z->n * c, TSHMEM_DTYPE_FLOAT, TSHMEM_OP_SUM,
-                        &z->req[b]);
-    /* an allreduce is a reduce-scatter and an allgather: twice what an allgather sends */
-    z->comm_bytes += 2 * (size_t)(z->n - 1) * c * sizeof(float);
+    z->comm_bytes += (size_t)(z->n - 1) * c * sizeof(float); /* my block to n - 1 PEs */
 }
 
 const float *tshmem_zero_gather_wait(struct tshmem_zero *z, int b)
