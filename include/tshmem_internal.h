@@ -431,6 +431,8 @@ struct tshmem_request {
     enum tshmem_nb_kind kind;
     struct tshmem_reduce_call call; /* the checked call; call.seq is the first chunk number */
     size_t n_chunks;                /* how many chunk numbers the call takes */
+    size_t bytes;                   /* what it brings into dest (an allreduce: its vector; an
+                                     * fcollect: n blocks): "small" means this (request.c) */
     int done;                       /* set by the progress thread, under the queue's lock */
     struct tshmem_request *next;    /* the queue of requests waiting for the progress thread */
 };

@@ -150,6 +150,8 @@ static void request_begin(const char *func, tshmem_request_t *req)
 
 static int request_end(struct tshmem_request *r, tshmem_request_t *req)
 {
+    const struct tshmem_reduce_call *c = &r->call;
+    r->bytes = r->kind == TSHMEM_NB_FCOLLECT ? (size_t)c->n * c->bytes : c->bytes;
     if (r->n_chunks > 0)
         request_queue(r); /* nothing to move: done already, no PE needs another */
     *req = r;

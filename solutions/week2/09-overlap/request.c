@@ -117,7 +117,7 @@ static void request_queue(struct tshmem_request *r)
      * most often waits for it first and runs it itself. The wake-up we skip costs more than
      * the allreduce: a system call, and on a busy machine a thread that takes the program's
      * core. */
-    if (!nb.polling || r->call.bytes > GRACE_BYTES)
+    if (!nb.polling || r->bytes > GRACE_BYTES)
         pthread_cond_signal(&nb.work);
     /* END SOLUTION */
     pthread_mutex_unlock(&nb.lock);
@@ -188,7 +188,7 @@ static void *progress_main(void *arg)
         if (nb.head == NULL || nb.running)
             break; /* stop, and nothing left to do */
         last = now_ns();
-        if (nb.head != graced && nb.head->call.bytes <= GRACE_BYTES && !nb.stop) {
+        if (nb.head != graced && nb.head->bytes <= GRACE_BYTES && !nb.stop) {
             /* A small request: its program usually waits for it at once and runs it itself,
              * sooner than this thread can. Give it GRACE_NS to do so, then run it here. */
             graced = nb.head;
@@ -247,6 +247,8 @@ static void request_begin(const char *func, tshmem_request_t *req)
 
 static int request_end(struct tshmem_request *r, tshmem_request_t *req)
 {
+    const struct tshmem_reduce_call *c = &r->call;
+    r->bytes = r->kind == TSHMEM_NB_FCOLLECT ? (size_t)c->n * c->bytes : c->bytes;
     if (r->n_chunks > 0)
         request_queue(r); /* nothing to move: done already, no PE needs another */
     *req = r;
