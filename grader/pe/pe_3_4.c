@@ -45,6 +45,20 @@ static tshmem_team_t make_team(const char *name)
     return t;
 }
 
+/* "0,1,7": up to 16 sizes into out; *most = the largest (at least 1). Returns how many. */
+static int parse_sizes(char *list, size_t *out, size_t *most)
+{
+    int n = 0;
+    *most = 1;
+    for (char *save = NULL, *t = strtok_r(list, ",", &save); t && n < 16;
+         t = strtok_r(NULL, ",", &save)) {
+        out[n] = strtoull(t, NULL, 10);
+        *most = out[n] > *most ? out[n] : *most;
+        n++;
+    }
+    return n;
+}
+
 /* One call of nreduce elements (float or double) in round r with round `data`'s values; checks
  * my block bit for bit against the algorithm's order and that nothing past it was written.
  * Returns 0, or 1 after a FAIL. */
@@ -112,14 +126,10 @@ static void rs(int argc, char **argv)
     enum tshmem_algo algo = strcmp(argv[3], "ring") == 0     ? TSHMEM_ALGO_RING
                             : strcmp(argv[3], "direct") == 0 ? TSHMEM_ALGO_DIRECT
                                                              : TSHMEM_ALGO_AUTO;
-    int rounds = atoi(argv[4]), nc = 0;
+    int rounds = atoi(argv[4]);
     tshmem_team_t team = make_team(argv[5]);
-    size_t counts[16], most = 1;
-    for (char *save = NULL, *t = strtok_r(argv[2], ",", &save); t && nc < 16;
-         t = strtok_r(NULL, ",", &save))
-        counts[nc++] = strtoull(t, NULL, 10);
-    for (int c = 0; c < nc; c++)
-        most = counts[c] > most ? counts[c] : most;
+    size_t counts[16], most;
+    int nc = parse_sizes(argv[2], counts, &most);
     int n = tshmem_team_n_pes(team), me = tshmem_team_my_pe(team);
     /* Every PE allocates (collective), members use. dest has a guard of 16 after the block. */
     double *src = tshmem_malloc((size_t)tshmem_n_pes() * most * sizeof(double));
@@ -198,14 +208,10 @@ static void fc(int argc, char **argv)
         exit(2);
     }
     pe_init();
-    int rounds = atoi(argv[3]), ns = 0;
+    int rounds = atoi(argv[3]);
     tshmem_team_t team = make_team(argv[4]);
-    size_t sizes[16], most = 1;
-    for (char *save = NULL, *t = strtok_r(argv[2], ",", &save); t && ns < 16;
-         t = strtok_r(NULL, ",", &save))
-        sizes[ns++] = strtoull(t, NULL, 10);
-    for (int c = 0; c < ns; c++)
-        most = sizes[c] > most ? sizes[c] : most;
+    size_t sizes[16], most;
+    int ns = parse_sizes(argv[2], sizes, &most);
     int N = tshmem_n_pes(), n = tshmem_team_n_pes(team), me = tshmem_team_my_pe(team);
     size_t room = (size_t)N * most + 64;
     unsigned char *a = tshmem_malloc(room), *b = tshmem_malloc(room);
