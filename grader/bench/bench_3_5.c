@@ -5,12 +5,13 @@
  *   op=tpT   the block (hidden 256, ffn 1024) split over world PEs 0 .. T-1 (the others wait at
  *            the barriers): tshmem_tp_forward + tshmem_tp_backward on `rows` rows (16 and 128;
  *            16 with --quick); impl=mpi runs the same provided pieces of block.c with
- *            MPI_Allreduce on a communicator of the same PEs. bytes = one allreduce's payload,
+ *            MPI_Allreduce on a communicator of the same PEs (not at TP = 1, which has no
+ *            communication: the same computation twice). bytes = one allreduce's payload,
  *            rows x hidden x 4.
  *
  * After each op, PE 0 prints
- *   # tp t=T rows=R step_us=.. mpi_step_us=.. speedup=.. ar_share=.. mpi_ar_share=..
- *        param_bytes=.. act_bytes=.. ar_bytes_step=..
+ *   # tp t=T rows=R step_us=.. speedup=.. ar_share=.. mpi_step_us=.. mpi_ar_share=..
+ *        param_bytes=.. act_bytes=.. ar_bytes_step=..       (no mpi_ fields at TP = 1)
  * with speedup = the TP = 1 step over this one, ar_share = the time team PE 0 spent in the two
  * allreduces over its step time (medians), param_bytes = the parameters and gradients one PE
  * holds, act_bytes the activations it keeps for the backward plus the two symmetric buffers,
@@ -118,22 +119,31 @@ static void bench_degree(const struct bench_opts *o, int t, const int *rows_list
         double ar_us = c.member ? 1e6 * (c.tp->allreduce_s - ar0) /
                                       (double)((c.tp->allreduce_calls - calls0) / 2)
                                 : 0;
-        c.ar_s = 0;
-        struct bench_result rm = bench_measure((struct bench_fn){prepare, run_mpi, &c}, iters);
-        bench_report(op, "mpi", bytes, iters, rm, 2.0 * (t - 1) / t);
-        double mpi_ar_us = 1e6 * c.ar_s / (iters + iters / 10 + 1);
-        if (t == 1)
+        /* TP = 1 has no communication: its MPI version would be the same computation, and a
+         * ratio of two timings of it measures only the machine's noise. It is timed once, as
+         * the step the other degrees' speedups divide. */
+        struct bench_result rm = r;
+        double mpi_ar_us = 0;
+        if (t > 1) {
+            c.ar_s = 0;
+            rm = bench_measure((struct bench_fn){prepare, run_mpi, &c}, iters);
+            bench_report(op, "mpi", bytes, iters, rm, 2.0 * (t - 1) / t);
+            mpi_ar_us = 1e6 * c.ar_s / (iters + iters / 10 + 1);
+        } else {
             step1[k] = r.median_us;
+        }
         if (me == 0) {
             const struct tshmem_tp_mlp *m = &c.tp->mlp;
             size_t params = 2 * tshmem_tp_mlp_count(HIDDEN, m->cols) * sizeof(float);
             size_t act = ((size_t)c.rows * HIDDEN + 3 * (size_t)c.rows * m->cols +
                           2 * (size_t)max_rows * HIDDEN) * sizeof(float);
-            printf("# tp t=%d rows=%d step_us=%.0f mpi_step_us=%.0f speedup=%.2f "
-                   "ar_share=%.3f mpi_ar_share=%.3f param_bytes=%zu act_bytes=%zu "
-                   "ar_bytes_step=%zu\n", t, c.rows, r.median_us, rm.median_us,
-                   step1[k] / r.median_us, ar_us / r.median_us, mpi_ar_us / rm.median_us,
-                   params, act, 2 * bytes);
+            char mpi[80] = "";
+            if (t > 1)
+                snprintf(mpi, sizeof mpi, " mpi_step_us=%.0f mpi_ar_share=%.3f", rm.median_us,
+                         mpi_ar_us / rm.median_us);
+            printf("# tp t=%d rows=%d step_us=%.0f speedup=%.2f ar_share=%.3f%s param_bytes=%zu "
+                   "act_bytes=%zu ar_bytes_step=%zu\n", t, c.rows, r.median_us,
+                   step1[k] / r.median_us, ar_us / r.median_us, mpi, params, act, 2 * bytes);
             fflush(stdout);
         }
     }
