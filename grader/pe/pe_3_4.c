@@ -167,6 +167,52 @@ static void rs(int argc, char **argv)
     tshmem_finalize();
 }
 
+/* rsflags COUNTS: white box, on WORLD (one node). The direct reduce-scatter publishes each
+ * step in the PE's own word from[me] and reads the others' where they lie: after 10 rounds of
+ * every count, checked as rs does, and a barrier (whose flags are others), no word from[j]
+ * (j != me) of my copy of WORLD's reduce flags may have moved, and my own from[me] must have. */
+static void rsflags(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: pe_3_4 rsflags COUNTS\n");
+        exit(2);
+    }
+    pe_init();
+    size_t counts[16], most;
+    int nc = parse_sizes(argv[2], counts, &most);
+    int n = tshmem_n_pes(), me = tshmem_my_pe();
+    double *src = tshmem_malloc((size_t)n * most * sizeof(double));
+    double *dst = tshmem_malloc((most + 16) * sizeof(double));
+    double *want = malloc(most * sizeof(double));
+    uint64_t *from = tshmem_g.reserved->reduce[TSHMEM_TEAM_WORLD].from, before[TSHMEM_COLL_MAX_PES];
+    tshmem_barrier_all();
+    for (int j = 0; j < n; j++)
+        before[j] = __atomic_load_n(&from[j], __ATOMIC_ACQUIRE);
+    for (int r = 0; r < 10; r++)
+        for (int c = 0; c < nc; c++)
+            if (rs_once(TSHMEM_TEAM_WORLD, TSHMEM_ALGO_DIRECT, src, dst, want, counts[c], r % 2,
+                        r, r))
+                return;
+    tshmem_barrier_all();
+    for (int j = 0; j < n; j++) {
+        uint64_t now = __atomic_load_n(&from[j], __ATOMIC_ACQUIRE);
+        if (j == me)
+            CHECK(now > before[j], "PE %d: my own word from[%d] of WORLD's reduce flags never "
+                  "moved in 10 rounds of direct reduce-scatters: on one node, publish each step "
+                  "there (rs_announce), where the others read it", me, me);
+        else
+            CHECK(now == before[j], "PE %d: word from[%d] of my reduce flags went from %#llx to "
+                  "%#llx during direct reduce-scatters on one node: PE %d wrote into my memory. "
+                  "Publish each step in your own from[me] and read the others' in their slices "
+                  "(tshmem_ptr), so that no line has n - 1 writers", me, j,
+                  (unsigned long long)before[j], (unsigned long long)now, j);
+    }
+    STEP("%d rounds of %d counts, flags published, not pushed, on %d PEs", 10, nc, n);
+    free(want);
+    tshmem_barrier_all();
+    tshmem_finalize();
+}
+
 /* ---- The true allgather: tshmem_fcollectmem_nb ------------------------------------------ */
 
 /* Checks dest after an fcollect of nbytes per PE in round r: team PE j's block at j x nbytes,
@@ -524,7 +570,7 @@ static void train(int argc, char **argv)
 int main(int argc, char **argv)
 {
     static const struct scenario list[] = {
-        {"rs", rs}, {"fc", fc}, {"bad", bad}, {"train", train}, {NULL, NULL},
+        {"rs", rs}, {"rsflags", rsflags}, {"fc", fc}, {"bad", bad}, {"train", train}, {NULL, NULL},
     };
     return pe_main(argc, argv, list);
 }

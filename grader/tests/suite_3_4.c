@@ -15,6 +15,11 @@ Test(ch3_4, direct_every_count_any_team, .description = "reduce-scatter, direct:
                  (int[]){4, END_PES});
 }
 
+Test(ch3_4, direct_publishes_its_own_flags, .description = "on one node the direct reduce-scatter publishes each step in the PE's own flag word and reads the others' where they lie: after 10 rounds of counts 1, 7 and 1000 (checked bit for bit), no PE wrote into another's flags, on 3 and 8 PEs")
+{
+    expect_ok_on(CH, PROG, "rsflags", ARGS("1,7,1000"), NULL, 30, (int[]){3, 8, END_PES});
+}
+
 Test(ch3_4, ring_every_count_any_team, .description = "reduce-scatter, ring: the same counts, bit for bit in ring order (block b added from PE b+1 round to b), on WORLD (3 PEs) and on PEs 1..3 of 4")
 {
     expect_ok_on(CH, PROG, "rs", ARGS(COUNTS, "ring", "3", "world"), BIG, 30,

@@ -7,8 +7,9 @@
  *
  *   direct  Every PE loads its own block from every peer's source (the shared segment, as
  *           NVLink does) and adds them in team order 0, 1, ..., n-1. One round of "my source
- *           is ready" flags before, one of "I have finished reading yours" after. Each PE
- *           reads (n-1)/n of the vector once: the least any reduce-scatter moves.
+ *           is ready" flags before, one of "I have finished reading yours" after, each PE's
+ *           flag published in its own memory for the others to read. Each PE reads (n-1)/n
+ *           of the vector once: the least any reduce-scatter moves.
  *   ring    Partial sums travel round the ring through the successor's scratch: in step j,
  *           team PE i sends its partial of block (i - j - 1) mod n to PE i+1, which adds its
  *           own block and passes it on; after n-1 steps PE i holds block i. Block b is added in
@@ -44,10 +45,27 @@ static void rs_begin(struct rs_call *r, const char *func, tshmem_team_t team, vo
     TSHMEM_TODO("Checking the call", "membership, sizes, both buffers symmetric and big enough, in place refused; then tshmem_reduce_begin on the whole source");
 }
 
+/* Direct's flags, pulled rather than pushed on one node: step `step` of the call goes into my
+ * own word from[me] in my own slice (nobody else writes it there), and I read every peer's own
+ * word where it lies. Each PE writes one line and reads n - 1. Pushed (2.2's announce), each PE
+ * writes its word into the same line of every peer's from[], and n - 1 writers queue for each
+ * line. Across nodes a peer's word is a network get away: there, 2.2's announce and wait. */
+static void rs_announce(const struct tshmem_reduce_call *c, uint64_t step)
+{
+    (void)c; (void)step;
+    TSHMEM_TODO("Publishing a step", "on one node (c->on_node), store tag(seq, step) into my own from[me] with release; across nodes, 2.2's announce");
+}
+
+static void rs_wait_all(const struct tshmem_reduce_call *c, uint64_t step)
+{
+    (void)c; (void)step;
+    TSHMEM_TODO("Publishing a step", "on one node, wait until every other team PE's own from[j], read in its slice (tshmem_ptr), is at least tag(seq, step), with acquire and tshmem_spin_pause; across nodes, 2.2's wait");
+}
+
 static int rs_direct(const struct rs_call *r)
 {
     (void)r;
-    TSHMEM_TODO("Direct", "announce and wait; my block of source 0, then add every other PE's in team order, piece by piece; announce done and wait");
+    TSHMEM_TODO("Direct", "publish step 0 and wait for all (rs_announce, rs_wait_all); my block of source 0, then add every other PE's in team order, piece by piece; publish step 1 (done reading) and wait");
 }
 
 static int rs_ring(const struct rs_call *r)

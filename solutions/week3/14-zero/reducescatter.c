@@ -7,8 +7,9 @@
  *
  *   direct  Every PE loads its own block from every peer's source (the shared segment, as
  *           NVLink does) and adds them in team order 0, 1, ..., n-1. One round of "my source
- *           is ready" flags before, one of "I have finished reading yours" after. Each PE
- *           reads (n-1)/n of the vector once: the least any reduce-scatter moves.
+ *           is ready" flags before, one of "I have finished reading yours" after, each PE's
+ *           flag published in its own memory for the others to read. Each PE reads (n-1)/n
+ *           of the vector once: the least any reduce-scatter moves.
  *   ring    Partial sums travel round the ring through the successor's scratch: in step j,
  *           team PE i sends its partial of block (i - j - 1) mod n to PE i+1, which adds its
  *           own block and passes it on; after n-1 steps PE i holds block i. Block b is added in
@@ -76,14 +77,50 @@ static void rs_begin(struct rs_call *r, const char *func, tshmem_team_t team, vo
     /* END SOLUTION */
 }
 
+/* Direct's flags, pulled rather than pushed on one node: step `step` of the call goes into my
+ * own word from[me] in my own slice (nobody else writes it there), and I read every peer's own
+ * word where it lies. Each PE writes one line and reads n - 1. Pushed (2.2's announce), each PE
+ * writes its word into the same line of every peer's from[], and n - 1 writers queue for each
+ * line. Across nodes a peer's word is a network get away: there, 2.2's announce and wait. */
+static void rs_announce(const struct tshmem_reduce_call *c, uint64_t step)
+{
+    /* BEGIN SOLUTION (Publishing a step): on one node (c->on_node), store tag(seq, step) into my own from[me] with release; across nodes, 2.2's announce */
+    if (!c->on_node) {
+        tshmem_reduce_announce(c, step);
+        return;
+    }
+    __atomic_store_n(&c->flags->from[c->me], tshmem_coll_tag(c->seq, step), __ATOMIC_RELEASE);
+    /* END SOLUTION */
+}
+
+static void rs_wait_all(const struct tshmem_reduce_call *c, uint64_t step)
+{
+    /* BEGIN SOLUTION (Publishing a step): on one node, wait until every other team PE's own from[j], read in its slice (tshmem_ptr), is at least tag(seq, step), with acquire and tshmem_spin_pause; across nodes, 2.2's wait */
+    if (!c->on_node) {
+        tshmem_reduce_wait_all(c, step);
+        return;
+    }
+    uint64_t want = tshmem_coll_tag(c->seq, step);
+    for (int j = 0; j < c->n; j++) {
+        if (j == c->me)
+            continue;
+        const uint64_t *w = tshmem_ptr(&c->flags->from[j], c->t->pes[j]);
+        struct tshmem_spin spin;
+        tshmem_spin_init(&spin, c->func, &c->flags->from[j]);
+        while (__atomic_load_n(w, __ATOMIC_ACQUIRE) < want)
+            tshmem_spin_pause(&spin);
+    }
+    /* END SOLUTION */
+}
+
 static int rs_direct(const struct rs_call *r)
 {
-    /* BEGIN SOLUTION (Direct): announce and wait; my block of source 0, then add every other PE's in team order, piece by piece; announce done and wait */
+    /* BEGIN SOLUTION (Direct): publish step 0 and wait for all (rs_announce, rs_wait_all); my block of source 0, then add every other PE's in team order, piece by piece; publish step 1 (done reading) and wait */
     const struct tshmem_reduce_call *c = &r->c;
     _Alignas(64) char bounce[RS_PIECE]; /* used only for a peer on another node */
     size_t lo = r->block * (size_t)c->me;
-    tshmem_reduce_announce(c, 0); /* step 0: my source is ready */
-    tshmem_reduce_wait_all(c, 0);
+    rs_announce(c, 0); /* step 0: my source is ready */
+    rs_wait_all(c, 0);
     for (size_t off = 0; off < r->block; off += RS_PIECE) {
         size_t len = r->block - off < RS_PIECE ? r->block - off : RS_PIECE;
         const char *at = c->source + lo + off;
@@ -94,8 +131,8 @@ static int rs_direct(const struct rs_call *r)
             tshmem_reduce_local(c->dtype, TSHMEM_OP_SUM, r->dest + off,
                                 tshmem_reduce_peek(c, j, at, len, bounce), len / c->elem);
     }
-    tshmem_reduce_announce(c, 1); /* step 1: I have finished reading your source */
-    tshmem_reduce_wait_all(c, 1);
+    rs_announce(c, 1); /* step 1: I have finished reading your source */
+    rs_wait_all(c, 1);
     return 0;
     /* END SOLUTION */
 }
