@@ -82,7 +82,7 @@ static void rs_begin(struct rs_call *r, const char *func, tshmem_team_t team, vo
  * word where it lies. Each PE writes one line and reads n - 1. Pushed (2.2's announce), each PE
  * writes its word into the same line of every peer's from[], and n - 1 writers queue for each
  * line. Across nodes a peer's word is a network get away: there, 2.2's announce and wait. */
-static void rs_announce(const struct tshmem_reduce_call *c, uint64_t step)
+static inline void rs_announce(const struct tshmem_reduce_call *c, uint64_t step)
 {
     /* BEGIN SOLUTION (Publishing a step): on one node (c->on_node), store tag(seq, step) into my own from[me] with release; across nodes, 2.2's announce */
     if (!c->on_node) {
@@ -93,7 +93,7 @@ static void rs_announce(const struct tshmem_reduce_call *c, uint64_t step)
     /* END SOLUTION */
 }
 
-static void rs_wait_all(const struct tshmem_reduce_call *c, uint64_t step)
+static inline void rs_wait_all(const struct tshmem_reduce_call *c, uint64_t step)
 {
     /* BEGIN SOLUTION (Publishing a step): on one node, wait until every other team PE's own from[j], read in its slice (tshmem_ptr), is at least tag(seq, step), with acquire and tshmem_spin_pause; across nodes, 2.2's wait */
     if (!c->on_node) {
