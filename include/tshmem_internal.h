@@ -222,8 +222,9 @@ uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, 
 void tshmem_offnode_quiet(void);
 /* Serves the off-node requests that have arrived for this PE, if no other thread of ours is
  * doing so; a no-op on one node. Every wait loop calls it through tshmem_spin_pause, so a PE
- * that waits takes its requests without waiting for its proxy thread (provided). */
-void tshmem_offnode_progress(void);
+ * that waits takes its requests without waiting for its proxy thread (provided). Returns how
+ * many it served (0 or 1). */
+int tshmem_offnode_progress(void);
 /* Sleeps until a request is posted to this PE (its doorbell), the link's first held request
  * falls due, or most_ns pass (transport.c). */
 void tshmem_offnode_sleep(uint64_t most_ns);

@@ -68,7 +68,8 @@ __attribute__((noinline)) static void maybe_warn(struct tshmem_spin *spin)
  * that yields beside busy ones gets its core back only after their time slices. */
 __attribute__((noinline)) static void short_pause(unsigned long n)
 {
-    tshmem_offnode_progress();
+    if (tshmem_offnode_progress() > 0)
+        return; /* it served a request: the word may be set now, look at once */
     int link = tshmem_link_on();
     if (n < (link ? LINK_PAUSES : SPIN_PAUSES))
         cpu_pause();

@@ -31,7 +31,10 @@ struct transport net = {.lock = PTHREAD_MUTEX_INITIALIZER, .serve = PTHREAD_MUTE
 struct tshmem_bell {
     _Alignas(64) _Atomic uint32_t rings;
     _Atomic uint32_t sleepers; /* threads of the PE asleep on rings, or about to be */
-    _Atomic uint64_t polled;   /* when a thread of the PE last looked for requests (ns) */
+    /* When a thread of the PE last looked for requests (ns). On a line of its own: the PE
+     * writes it at every look, and sharing the line with `rings` and `sleepers`, which every
+     * sender reads, would move that line between the cores at every look and every send. */
+    _Alignas(64) _Atomic uint64_t polled;
 };
 
 static __thread int rung; /* this thread's last sleep ended with a ring */
@@ -120,6 +123,13 @@ static void bell_ring(int pe)
     if (!net.bells || !net.bell_here[pe])
         return;
     struct tshmem_bell *b = &net.bells[pe];
+    /* While no thread of pe sleeps, nobody waits on `rings`: leave the line alone. A thread
+     * that is about to sleep counts itself among the sleepers and then looks for requests once
+     * more (tshmem_offnode_sleep); our request was posted before this fence and our look at the
+     * count comes after it, so either we see the sleeper or it sees the request. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&b->sleepers, memory_order_relaxed) == 0)
+        return;
     atomic_fetch_add(&b->rings, 1);
     /* A thread of pe that has just looked for requests, and is looking again, takes this one
      * sooner than a sleeper we would wake (and that would then contend with it). */
@@ -320,16 +330,16 @@ static int poll_requests(int most)
 /* Called by every wait loop (tshmem_spin_pause): a thread that waits, most often for a word
  * that a request of another node will set, serves the requests itself. Waking the proxy
  * thread instead costs a scheduler round trip, several microseconds, on every message. */
-void tshmem_offnode_progress(void)
+int tshmem_offnode_progress(void)
 {
     if (!net.active)
-        return;
+        return 0;
     atomic_store_explicit(polled_word(), now_ns(), memory_order_relaxed);
     flush_idle();
     /* One request: the word this thread waits for may be set by it, and the wait looks again
      * at once. Probing on before it looks would add a trip through MPI's progress engine to
      * every off-node hop. The proxy thread takes a handful. */
-    poll_requests(1);
+    return poll_requests(1);
 }
 
 /* A sleep of a thread of ours that has nothing to do until a request comes (the idle proxy,
@@ -403,7 +413,11 @@ static void *proxy_main(void *arg)
     while (!atomic_load_explicit(&net.stop, memory_order_acquire)) {
         if (poll_requests(16) > 0) {
             last = now_ns();
-            sleeps = 0;
+            /* A burst goes on: look again soon. Unless a thread of ours polls: it takes the
+             * burst, and a proxy that napped 1, 2, 4 us beside it would win a request now and
+             * then, start over at 1 us, and keep racing it for MPI's lock. */
+            if (last - atomic_load_explicit(polled_word(), memory_order_relaxed) > POLLING_NS)
+                sleeps = 0;
         } else {
             flush_idle();
             idle_pause(last, &sleeps);
