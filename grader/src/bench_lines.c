@@ -41,6 +41,8 @@ int bench_parse(struct bench_set *set, const char *out, const char *run)
     int added = 0;
     for (const char *l = out ? out : ""; *l && set->n < MAX_BENCH_LINES;) {
         const char *e = strchrnul(l, '\n');
+        if (!strncmp(l, "# shared_gpus", 13))
+            set->shared_gpus = 1;
         if (!strncmp(l, "bench ", 6)) {
             struct bench_line b = {0};
             int seen = 0;
@@ -216,12 +218,14 @@ int bench_worst(FILE *out, const char *chapter, const struct bench_set *s)
         if (ref == 0 && yours == 0)
             continue; /* no baseline for this operation */
         const char *base = find(s, "", first->op, ref_at ? ref_at : your_at, 1)->impl;
-        int slower = (ref > 0 && ref < 1) || (yours > 0 && yours < 1);
+        int below = (ref > 0 && ref < 1) || (yours > 0 && yours < 1);
+        int slower = below && !s->shared_gpus;
         char t[4][32];
         fprintf(out, "  %-4s %-22s %2d PEs  reference %6s at %-8s  yours %6s at %-8s%s%s\n",
                 chapter, first->op, first->pes, num(ref, "%.2fx", t[0], 32),
                 ref > 0 ? size_text(ref_at, t[1], 32) : "-", num(yours, "%.2fx", t[2], 32),
-                yours > 0 ? size_text(your_at, t[3], 32) : "-", slower ? "  slower than " : "",
+                yours > 0 ? size_text(your_at, t[3], 32) : "-",
+                slower ? "  slower than " : s->shared_gpus ? "  (PEs shared a GPU)" : "",
                 !slower                ? ""
                 : !strcmp(base, "mpi") ? "MPI"
                                        : base);

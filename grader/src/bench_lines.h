@@ -22,11 +22,13 @@ struct bench_line {
 
 struct bench_set {
     int n;
+    int shared_gpus; /* a run said "# shared_gpus ...": its PEs shared GPUs, so its figures
+                      * are not those of a link, and no ratio of them says "slower" */
     struct bench_line lines[MAX_BENCH_LINES];
 };
 
-/* Adds every well-formed "bench ..." line of output to set, marked as `run`; other lines are
- * ignored. Returns how many were added. */
+/* Adds every well-formed "bench ..." line of output to set, marked as `run`; a line that starts
+ * "# shared_gpus" sets set->shared_gpus; other lines are ignored. Returns how many were added. */
 int bench_parse(struct bench_set *set, const char *output, const char *run);
 
 /* Speed ratios: how many times faster (above 1) the first is than the second, from medians. */

@@ -76,3 +76,32 @@ Test(bench, table_and_csv)
     cr_assert(strstr(csv, "2.2,yours,put,tshmem,2,8,20,1.000,"), "%s", csv);
     free(csv);
 }
+
+Test(bench, shared_gpus_say_no_slower)
+{
+    static struct bench_set set;
+    bench_parse(&set, reference, "reference");
+    bench_parse(&set, yours, "yours");
+    char *t = NULL;
+    size_t len;
+    FILE *f = open_memstream(&t, &len);
+    bench_worst(f, "2.2", &set);
+    fclose(f);
+    /* yours at 1 MiB: 200 us against MPI's 150, 0.75x */
+    cr_assert(strstr(t, "slower than MPI"), "a ratio below 1 on separate GPUs is slower: %s", t);
+    free(t);
+    static struct bench_set shared;
+    cr_assert_eq(bench_parse(&shared, "# shared_gpus pes=2 gpus=1: the PEs share GPUs\n", "reference"),
+                 0);
+    cr_assert(shared.shared_gpus, "the line is read");
+    bench_parse(&shared, reference, "reference");
+    bench_parse(&shared, yours, "yours");
+    t = NULL;
+    f = open_memstream(&t, &len);
+    bench_worst(f, "3.7", &shared);
+    fclose(f);
+    cr_assert(!strstr(t, "slower"), "PEs that share a GPU measure no link: %s", t);
+    cr_assert(strstr(t, "(PEs shared a GPU)"), "and the line says so: %s", t);
+    cr_assert(strstr(t, "0.75x"), "the ratio itself is still shown: %s", t);
+    free(t);
+}
