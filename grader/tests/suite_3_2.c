@@ -50,6 +50,12 @@ Test(ch3_2, larger_activations, .description = "micro-batches of 16 x 192 floats
                  (int[]){2, 3, END_PES});
 }
 
+Test(ch3_2, large_handoffs, .description = "micro-batches of 4096 x 257 floats (4.02 MiB: a large handoff, whose copy two threads share), 2 micro-batches forward and back, both schedules, 2 stages: the same bits as the single-process run")
+{
+    expect_ok_on(CH, PROG, "train", ARGS("gpipe,1f1b", "2", "1", "1", "4096", "257"),
+                 ENV("TSHMEM_SYMMETRIC_SIZE=32M"), 60, (int[]){2, END_PES});
+}
+
 Test(ch3_2, stages_on_a_team, .description = "the pipe on a team of PEs 1 .. n-1 (PE 0 only creates and destroys it), 3 and 4 PEs")
 {
     expect_ok_on(CH, PROG, "train", ARGS("gpipe,1f1b", "1,5", "1", "2", "2", "5", "sub"), NULL,

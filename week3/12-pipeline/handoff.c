@@ -14,6 +14,7 @@
  * by the stage after me (and the other way round for bwd), and my counters by me.
  */
 #define TSHMEM_CHAPTER "3.2"
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,12 +81,51 @@ static inline float *slot_of(const tshmem_pipe_t *p, const struct tshmem_pipe_di
     return d->slots + (size_t)((seq - 1) % (uint64_t)p->n_slots) * p->slot_elems;
 }
 
+/* Provided: tshmem_putmem_signal(dest, src, bytes, sig, value, TSHMEM_SIGNAL_SET, pe), with the
+ * bytes of a large handoff to a PE of this node copied by two threads. A handoff of many MiB is
+ * one copy, and one core's copy does not use the whole memory bus: a second thread copies the
+ * second half meanwhile (on a core that is free, most often: the receiver only waits). Then
+ * both halves are complete, the fence orders them before the signal, and the signal goes.
+ * Across nodes, or where the thread cannot start, the one call does it all. */
+#define PIPE_SPLIT_BYTES ((size_t)4 << 20)
+
+struct half_copy {
+    void *dest;
+    const void *src;
+    size_t bytes;
+    int pe;
+};
+
+static void *copy_half(void *arg)
+{
+    const struct half_copy *h = arg;
+    tshmem_putmem(h->dest, h->src, h->bytes, h->pe);
+    return NULL;
+}
+
+static inline void pipe_put_signal(void *dest, const void *src, size_t bytes, uint64_t *sig,
+                                   uint64_t value, int pe)
+{
+    pthread_t helper;
+    size_t half = bytes / 2 & ~(size_t)63; /* whole cache lines in each half */
+    struct half_copy h = {(char *)dest + half, (const char *)src + half, bytes - half, pe};
+    if (bytes < PIPE_SPLIT_BYTES || tshmem_ptr(dest, pe) == NULL ||
+        pthread_create(&helper, NULL, copy_half, &h) != 0) {
+        tshmem_putmem_signal(dest, src, bytes, sig, value, TSHMEM_SIGNAL_SET, pe);
+        return;
+    }
+    tshmem_putmem(dest, src, half, pe);
+    pthread_join(helper, NULL);
+    tshmem_fence(); /* both halves before the signal */
+    tshmem_signal_op(sig, value, TSHMEM_SIGNAL_SET, pe);
+}
+
 /* Hands micro-batch number seq of direction d (act_elems floats at data) to d->to_pe. */
 static void handoff_send(tshmem_pipe_t *p, struct tshmem_pipe_dir *d, const float *data,
                          uint64_t seq)
 {
     (void)p; (void)d; (void)data; (void)seq;
-    TSHMEM_TODO("Handoffs", "wait until the receiver has credited micro-batch seq - n_slots (its slot is free again), then put data into slot_of(seq) on d->to_pe with the signal arrived = seq (SET)");
+    TSHMEM_TODO("Handoffs", "wait until the receiver has credited micro-batch seq - n_slots (its slot is free again), then put data into slot_of(seq) on d->to_pe with the signal arrived = seq (pipe_put_signal)");
 }
 
 /* Receives micro-batch number seq of direction d from d->from_pe into data. */
