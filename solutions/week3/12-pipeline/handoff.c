@@ -14,9 +14,13 @@
  * by the stage after me (and the other way round for bwd), and my counters by me.
  */
 #define TSHMEM_CHAPTER "3.2"
+#define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tshmem_internal.h"
 #include "tshmem_pipe.h"
@@ -141,40 +145,76 @@ static inline float *slot_of(const tshmem_pipe_t *p, const struct tshmem_pipe_di
 
 /* Provided: tshmem_putmem_signal(dest, src, bytes, sig, value, TSHMEM_SIGNAL_SET, pe), with the
  * bytes of a large handoff to a PE of this node copied by two threads. A handoff of many MiB is
- * one copy, and one core's copy does not use the whole memory bus: a second thread copies the
- * second half meanwhile (on a core that is free, most often: the receiver only waits). Then
- * both halves are complete, the fence orders them before the signal, and the signal goes.
- * Across nodes, or where the thread cannot start, the one call does it all. */
+ * one copy, and one core's copy does not use the whole memory bus. So the copy goes in pieces
+ * of PIPE_PIECE bytes, which the caller and a helper thread take in turn from a shared counter:
+ * the helper, kept off the caller's core, copies on a free core or on the receiver's, whose
+ * thread only waits and yields; if it is slow to start, or its core is busy, the caller takes
+ * more pieces, never fewer. Then every piece is complete, the fence orders them before the
+ * signal, and the signal goes. Across nodes, or where the thread cannot start, the one call
+ * does it all. */
 #define PIPE_SPLIT_BYTES ((size_t)4 << 20)
+#define PIPE_PIECE ((size_t)1 << 20)
 
-struct half_copy {
-    void *dest;
-    const void *src;
+struct split_copy {
+    char *dest;
+    const char *src;
     size_t bytes;
     int pe;
+    _Atomic size_t next; /* the next piece to take */
 };
 
-static void *copy_half(void *arg)
+static void copy_pieces(struct split_copy *c)
 {
-    const struct half_copy *h = arg;
-    tshmem_putmem(h->dest, h->src, h->bytes, h->pe);
+    size_t n = (c->bytes + PIPE_PIECE - 1) / PIPE_PIECE, k;
+    while ((k = atomic_fetch_add(&c->next, 1)) < n) {
+        size_t at = k * PIPE_PIECE, len = c->bytes - at < PIPE_PIECE ? c->bytes - at : PIPE_PIECE;
+        tshmem_putmem(c->dest + at, c->src + at, len, c->pe);
+    }
+}
+
+static void *copy_helper(void *arg)
+{
+    copy_pieces(arg);
     return NULL;
+}
+
+/* A thread that runs anywhere but on the caller's core, where it would only take turns with
+ * the caller. The PE may be bound to that one core (Open MPI binds 2 PEs on 2 cores so): the
+ * helper then may use the machine's other cores, the receiver's among them. 0 if it started. */
+static int start_helper(pthread_t *t, struct split_copy *c)
+{
+    pthread_attr_t attr;
+    cpu_set_t cpus;
+    int here = sched_getcpu(), pinned = 0;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    pthread_attr_init(&attr);
+    if (here >= 0 && online > 1 && sched_getaffinity(0, sizeof cpus, &cpus) == 0) {
+        if (CPU_COUNT(&cpus) < 2) /* bound to one core: every online core instead */
+            for (long i = 0; i < online && i < CPU_SETSIZE; i++)
+                CPU_SET((int)i, &cpus);
+        CPU_CLR(here, &cpus);
+        pinned = pthread_attr_setaffinity_np(&attr, sizeof cpus, &cpus) == 0;
+    }
+    int rc = pthread_create(t, &attr, copy_helper, c);
+    if (rc != 0 && pinned) /* the affinity refused: anywhere, then */
+        rc = pthread_create(t, NULL, copy_helper, c);
+    pthread_attr_destroy(&attr);
+    return rc;
 }
 
 static inline void pipe_put_signal(void *dest, const void *src, size_t bytes, uint64_t *sig,
                                    uint64_t value, int pe)
 {
     pthread_t helper;
-    size_t half = bytes / 2 & ~(size_t)63; /* whole cache lines in each half */
-    struct half_copy h = {(char *)dest + half, (const char *)src + half, bytes - half, pe};
-    if (bytes < PIPE_SPLIT_BYTES || tshmem_ptr(dest, pe) == NULL ||
-        pthread_create(&helper, NULL, copy_half, &h) != 0) {
+    struct split_copy c = {.dest = dest, .src = src, .bytes = bytes, .pe = pe};
+    atomic_init(&c.next, 0);
+    if (bytes < PIPE_SPLIT_BYTES || tshmem_ptr(dest, pe) == NULL || start_helper(&helper, &c)) {
         tshmem_putmem_signal(dest, src, bytes, sig, value, TSHMEM_SIGNAL_SET, pe);
         return;
     }
-    tshmem_putmem(dest, src, half, pe);
+    copy_pieces(&c);
     pthread_join(helper, NULL);
-    tshmem_fence(); /* both halves before the signal */
+    tshmem_fence(); /* every piece before the signal */
     tshmem_signal_op(sig, value, TSHMEM_SIGNAL_SET, pe);
 }
 
