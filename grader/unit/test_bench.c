@@ -48,16 +48,29 @@ Test(bench, best_ratios_use_the_references_baseline)
     cr_assert_str_eq(b.mpi_op, "put");
 }
 
-Test(bench, table_and_csv)
+/* The reference's and your runs in set (after the line `first`, if any), and what bench_table
+ * (worst 0) or bench_worst for chapter ch (worst 1) writes of it: a string to free. */
+static char *printed(struct bench_set *set, const char *first, int worst, const char *ch)
 {
-    static struct bench_set set;
-    bench_parse(&set, reference, "reference");
-    bench_parse(&set, yours, "yours");
+    if (first)
+        bench_parse(set, first, "reference");
+    bench_parse(set, reference, "reference");
+    bench_parse(set, yours, "yours");
     char *t = NULL;
     size_t len;
     FILE *f = open_memstream(&t, &len);
-    bench_table(f, &set);
+    if (worst)
+        bench_worst(f, ch, set);
+    else
+        bench_table(f, set);
     fclose(f);
+    return t;
+}
+
+Test(bench, table_and_csv)
+{
+    static struct bench_set set;
+    char *t = printed(&set, NULL, 0, NULL);
     cr_assert(strstr(t, "put on 2 PEs"), "%s", t);
     cr_assert(strstr(t, "     8 B     1.00      2.00     4.00"), "the 8 B row: %s", t);
     cr_assert(strstr(t, "   2.00x    2.00x"), "8 B: you/ref 2x, ref/MPI 2x: %s", t);
@@ -79,27 +92,14 @@ Test(bench, table_and_csv)
 
 Test(bench, shared_gpus_say_no_slower)
 {
-    static struct bench_set set;
-    bench_parse(&set, reference, "reference");
-    bench_parse(&set, yours, "yours");
-    char *t = NULL;
-    size_t len;
-    FILE *f = open_memstream(&t, &len);
-    bench_worst(f, "2.2", &set);
-    fclose(f);
+    static struct bench_set set, shared;
+    char *t = printed(&set, NULL, 1, "2.2");
     /* yours at 1 MiB: 200 us against MPI's 150, 0.75x */
     cr_assert(strstr(t, "slower than MPI"), "a ratio below 1 on separate GPUs is slower: %s", t);
+    cr_assert(!set.shared_gpus, "no line said the GPUs were shared");
     free(t);
-    static struct bench_set shared;
-    cr_assert_eq(bench_parse(&shared, "# shared_gpus pes=2 gpus=1: the PEs share GPUs\n", "reference"),
-                 0);
+    t = printed(&shared, "# shared_gpus pes=2 gpus=1: the PEs share GPUs\n", 1, "3.7");
     cr_assert(shared.shared_gpus, "the line is read");
-    bench_parse(&shared, reference, "reference");
-    bench_parse(&shared, yours, "yours");
-    t = NULL;
-    f = open_memstream(&t, &len);
-    bench_worst(f, "3.7", &shared);
-    fclose(f);
     cr_assert(!strstr(t, "slower"), "PEs that share a GPU measure no link: %s", t);
     cr_assert(strstr(t, "(PEs shared a GPU)"), "and the line says so: %s", t);
     cr_assert(strstr(t, "0.75x"), "the ratio itself is still shown: %s", t);
