@@ -9,6 +9,7 @@
 #define TSHMEM_INTERNAL_H
 
 #include <mpi.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stddef.h>
@@ -206,6 +207,12 @@ void tshmem_spin_init(struct tshmem_spin *spin, const char *func, const void *ad
 /* One turn of a wait loop: cpu pause at first, then sched_yield, then short sleeps; says what
  * it waits for after TSHMEM_HANG_WARN seconds. */
 void tshmem_spin_pause(struct tshmem_spin *spin);
+/* Starts a helper thread of this PE (2.4's progress thread, 2.5's proxy) named `name` (up to 15
+ * characters: what top -H, ps -L and gdb show). When the PE is bound to a single core, as Open
+ * MPI binds 2 PEs on 2 cores, the thread may run on every online core: on the program's core
+ * alone it would wait out the program's time slices (4 ms) whenever the program computes or
+ * blocks in an MPI call. Returns 0, or pthread_create's error. */
+int tshmem_thread_start(pthread_t *thread, void *(*main)(void *), void *arg, const char *name);
 
 /* ---- 2.5: the off-node path (week2/10-multi-node/requests.c) ----------------------------------
  * The calls of 1.3 and 1.4 come here when tshmem_heap_peer answers NULL (the PE is on another

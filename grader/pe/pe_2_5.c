@@ -1,5 +1,7 @@
 /* pe_2_5.c: the PE side of chapter 2.5's tests: the off-node transport, teams from a split,
  * and the collectives across (virtual) nodes. The suite sets TSHMEM_PES_PER_NODE. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -550,6 +552,68 @@ static void idle(int argc, char **argv)
     tshmem_finalize();
 }
 
+/* How many cores the thread of this process named `name` may run on; 0 if there is none. */
+static int cores_of_thread(const char *name)
+{
+    DIR *d = opendir("/proc/self/task");
+    int cores = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) && !cores) {
+        char path[300], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(comm, sizeof comm, f))
+            comm[strcspn(comm, "\n")] = 0;
+        fclose(f);
+        cpu_set_t cpus;
+        if (strcmp(comm, name) == 0 && sched_getaffinity(atoi(e->d_name), sizeof cpus, &cpus) == 0)
+            cores = CPU_COUNT(&cpus);
+    }
+    if (d)
+        closedir(d);
+    return cores;
+}
+
+/* bound: each PE binds itself to one core before tshmem_init, as Open MPI binds 2 PEs on 2
+ * cores. Its proxy thread and 2.4's progress thread, started after, carry their names and may
+ * run on every online core: on the program's core alone they would wait out its time slices
+ * whenever it computes or blocks in MPI. */
+static void bound(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &one);
+    int pinned = sched_setaffinity(0, sizeof one, &one) == 0;
+    start();
+    uint64_t *w = tshmem_calloc(1, sizeof(uint64_t));
+    float *x = tshmem_calloc(4, sizeof(float));
+    tshmem_uint64_atomic_add(w, 1, off_node_partner(me)); /* through the proxy */
+    for (int i = 0; i < 4; i++)
+        x[i] = 1.0f;
+    tshmem_request_t req;
+    tshmem_allreduce_nb(TSHMEM_TEAM_WORLD, x, x, 4, TSHMEM_DTYPE_FLOAT, TSHMEM_OP_SUM, &req);
+    tshmem_wait(&req); /* the progress thread has started */
+    tshmem_barrier_all();
+    CHECK(*w == 1 && x[0] == (float)npes, "the add and the allreduce_nb gave %llu and %g, "
+          "expected 1 and %d", (unsigned long long)*w, x[0], npes);
+    int proxy = cores_of_thread("tshmem-proxy"), progress = cores_of_thread("tshmem-progress");
+    VALUE("online", "%ld", online);
+    VALUE("proxy_cores", "%d", proxy);
+    VALUE("progress_cores", "%d", progress);
+    CHECK(proxy > 0 && progress > 0, "no thread named tshmem-proxy (%d) or tshmem-progress (%d) "
+          "in /proc/self/task: are they started with tshmem_thread_start?", proxy, progress);
+    if (pinned && online > 1)
+        CHECK(proxy > 1 && progress > 1, "this PE is bound to one core and the machine has %ld, "
+              "but its proxy thread may run on %d and its progress thread on %d: they inherited "
+              "the binding (tshmem_thread_start spreads them)", online, proxy, progress);
+    tshmem_barrier_all();
+    tshmem_finalize();
+}
+
 /* no_finalize: PEs exchange off-node puts; the last PE then leaves main without
  * tshmem_finalize while the others call it. */
 static void no_finalize(int argc, char **argv)
@@ -636,7 +700,7 @@ int main(int argc, char **argv)
         {"atomics", atomics}, {"barrier", barrier},  {"allreduce", allreduce},
         {"collect", collect}, {"split", split},      {"split_bad", split_bad},
         {"idle", idle},     {"no_finalize", no_finalize}, {"kill", kill_one},
-        {"threads", threads}, {"nodes", nodes},
+        {"threads", threads}, {"nodes", nodes}, {"bound", bound},
         {NULL, NULL},
     };
     return pe_main(argc, argv, list);

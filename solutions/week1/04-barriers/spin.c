@@ -7,6 +7,7 @@
  * sleeps a little each turn. After TSHMEM_HANG_WARN seconds it says what it is waiting for.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <time.h>
@@ -93,4 +94,30 @@ void tshmem_spin_pause(struct tshmem_spin *spin)
     if (n % 64 == 0)
         maybe_warn(spin);
     usleep(50);
+}
+
+/* Where a PE's helper threads run. Open MPI binds each of 1 or 2 PEs to one core, and a thread
+ * inherits its creator's binding: a proxy that must answer a request while the program computes,
+ * or spins in a blocking MPI call, on that same core got the core only when the program's time
+ * slice ended, 4 ms later (measured: an off-node put_signal + quiet whose target had gone on to
+ * MPI_Barrier took 4.0 ms, against 32 us with the proxy free to use the other core). */
+int tshmem_thread_start(pthread_t *thread, void *(*main)(void *), void *arg, const char *name)
+{
+    pthread_attr_t attr;
+    cpu_set_t cpus;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int spread = 0;
+    pthread_attr_init(&attr);
+    if (online > 1 && sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1) {
+        for (long i = 0; i < online && i < CPU_SETSIZE; i++)
+            CPU_SET((int)i, &cpus);
+        spread = pthread_attr_setaffinity_np(&attr, sizeof cpus, &cpus) == 0;
+    }
+    int rc = pthread_create(thread, &attr, main, arg);
+    if (rc != 0 && spread) /* a container may refuse cores it does not give us: stay, then */
+        rc = pthread_create(thread, NULL, main, arg);
+    pthread_attr_destroy(&attr);
+    if (rc == 0 && name)
+        pthread_setname_np(*thread, name);
+    return rc;
 }
