@@ -211,8 +211,12 @@ void tshmem_spin_pause(struct tshmem_spin *spin);
  * characters: what top -H, ps -L and gdb show). When the PE is bound to a single core, as Open
  * MPI binds 2 PEs on 2 cores, the thread may run on every online core: on the program's core
  * alone it would wait out the program's time slices (4 ms) whenever the program computes or
- * blocks in an MPI call. Returns 0, or pthread_create's error. */
-int tshmem_thread_start(pthread_t *thread, void *(*main)(void *), void *arg, const char *name);
+ * blocks in an MPI call. There, too, a thread started with `defer` (2.4's, whose work the
+ * program mostly does itself in tshmem_wait) does not take the core from its program when it
+ * is woken (SCHED_BATCH); the proxy, which must answer, does. Returns 0, or pthread_create's
+ * error. */
+int tshmem_thread_start(pthread_t *thread, void *(*main)(void *), void *arg, const char *name,
+                        int defer);
 
 /* ---- 2.5: the off-node path (week2/10-multi-node/requests.c) ----------------------------------
  * The calls of 1.3 and 1.4 come here when tshmem_heap_peer answers NULL (the PE is on another

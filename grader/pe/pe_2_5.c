@@ -552,12 +552,14 @@ static void idle(int argc, char **argv)
     tshmem_finalize();
 }
 
-/* How many cores the thread of this process named `name` may run on; 0 if there is none. */
-static int cores_of_thread(const char *name)
+/* How many cores the thread of this process named `name` may run on, 0 if there is none; and
+ * its scheduling policy in *policy. */
+static int cores_of_thread(const char *name, int *policy)
 {
     DIR *d = opendir("/proc/self/task");
     int cores = 0;
     struct dirent *e;
+    *policy = -1;
     while (d && (e = readdir(d)) && !cores) {
         char path[300], comm[32] = "";
         snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
@@ -568,8 +570,10 @@ static int cores_of_thread(const char *name)
             comm[strcspn(comm, "\n")] = 0;
         fclose(f);
         cpu_set_t cpus;
-        if (strcmp(comm, name) == 0 && sched_getaffinity(atoi(e->d_name), sizeof cpus, &cpus) == 0)
+        if (strcmp(comm, name) == 0 && sched_getaffinity(atoi(e->d_name), sizeof cpus, &cpus) == 0) {
             cores = CPU_COUNT(&cpus);
+            *policy = sched_getscheduler(atoi(e->d_name));
+        }
     }
     if (d)
         closedir(d);
@@ -579,7 +583,8 @@ static int cores_of_thread(const char *name)
 /* bound: each PE binds itself to one core before tshmem_init, as Open MPI binds 2 PEs on 2
  * cores. Its proxy thread and 2.4's progress thread, started after, carry their names and may
  * run on every online core: on the program's core alone they would wait out its time slices
- * whenever it computes or blocks in MPI. */
+ * whenever it computes or blocks in MPI. The progress thread, woken, does not take the core
+ * from its program (SCHED_BATCH); the proxy does. */
 static void bound(int argc, char **argv)
 {
     (void)argc, (void)argv;
@@ -600,7 +605,9 @@ static void bound(int argc, char **argv)
     tshmem_barrier_all();
     CHECK(*w == 1 && x[0] == (float)npes, "the add and the allreduce_nb gave %llu and %g, "
           "expected 1 and %d", (unsigned long long)*w, x[0], npes);
-    int proxy = cores_of_thread("tshmem-proxy"), progress = cores_of_thread("tshmem-progress");
+    int proxy_policy, progress_policy;
+    int proxy = cores_of_thread("tshmem-proxy", &proxy_policy);
+    int progress = cores_of_thread("tshmem-progress", &progress_policy);
     VALUE("online", "%ld", online);
     VALUE("proxy_cores", "%d", proxy);
     VALUE("progress_cores", "%d", progress);
@@ -610,6 +617,11 @@ static void bound(int argc, char **argv)
         CHECK(proxy > 1 && progress > 1, "this PE is bound to one core and the machine has %ld, "
               "but its proxy thread may run on %d and its progress thread on %d: they inherited "
               "the binding (tshmem_thread_start spreads them)", online, proxy, progress);
+    if (pinned && online > 1) /* the progress thread defers to its program; the proxy answers */
+        CHECK(progress_policy == SCHED_BATCH && proxy_policy == SCHED_OTHER, "bound to one core, "
+              "the progress thread's scheduling policy is %d and the proxy's %d: expected "
+              "SCHED_BATCH (%d) and SCHED_OTHER (%d)", progress_policy, proxy_policy,
+              SCHED_BATCH, SCHED_OTHER);
     tshmem_barrier_all();
     tshmem_finalize();
 }

@@ -100,15 +100,25 @@ void tshmem_spin_pause(struct tshmem_spin *spin)
  * inherits its creator's binding: a proxy that must answer a request while the program computes,
  * or spins in a blocking MPI call, on that same core got the core only when the program's time
  * slice ended, 4 ms later (measured: an off-node put_signal + quiet whose target had gone on to
- * MPI_Barrier took 4.0 ms, against 32 us with the proxy free to use the other core). */
-int tshmem_thread_start(pthread_t *thread, void *(*main)(void *), void *arg, const char *name)
+ * MPI_Barrier took 4.0 ms, against 32 us with the proxy free to use the other core).
+ * The scheduler still keeps a woken thread near its waker, and a thread woken on its program's
+ * core takes the core at once (wake-up preemption). For 2.4's progress thread that was the
+ * wrong way round: woken by a start, it took the core from the program that was about to run
+ * the request itself in tshmem_wait, and a 32 KiB-1 MiB allreduce_nb + wait took 1.3-1.6x
+ * longer. As SCHED_BATCH (an ordinary policy, no privilege needed) it waits for the program to
+ * sleep, yield in a wait, or use up its time slice. Only where the PE is bound to one core: on
+ * a machine with a core to spare it changed nothing, and with every core busy it delayed the
+ * overlapped training step (chapter 2.4's performance notes). */
+int tshmem_thread_start(pthread_t *thread, void *(*main)(void *), void *arg, const char *name,
+                        int defer)
 {
     pthread_attr_t attr;
     cpu_set_t cpus;
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    int spread = 0;
+    int spread = 0, one_core = 0;
     pthread_attr_init(&attr);
     if (online > 1 && sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1) {
+        one_core = 1;
         for (long i = 0; i < online && i < CPU_SETSIZE; i++)
             CPU_SET((int)i, &cpus);
         spread = pthread_attr_setaffinity_np(&attr, sizeof cpus, &cpus) == 0;
@@ -117,7 +127,13 @@ int tshmem_thread_start(pthread_t *thread, void *(*main)(void *), void *arg, con
     if (rc != 0 && spread) /* a container may refuse cores it does not give us: stay, then */
         rc = pthread_create(thread, NULL, main, arg);
     pthread_attr_destroy(&attr);
-    if (rc == 0 && name)
+    if (rc != 0)
+        return rc;
+    if (name)
         pthread_setname_np(*thread, name);
-    return rc;
+    if (defer && one_core) {
+        struct sched_param normal = {0};
+        pthread_setschedparam(*thread, SCHED_BATCH, &normal); /* refused: it preempts, as before */
+    }
+    return 0;
 }

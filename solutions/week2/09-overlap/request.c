@@ -95,7 +95,7 @@ static void progress_start(void)
 {
     if (nb.started)
         return;
-    if (tshmem_thread_start(&nb.thread, progress_main, NULL, "tshmem-progress") != 0)
+    if (tshmem_thread_start(&nb.thread, progress_main, NULL, "tshmem-progress", 1) != 0)
         tshmem_fail("tshmem_allreduce_nb", "PE %d could not start its progress thread; check "
                     "the process and thread limits (ulimit -u).", tshmem_g.my_pe);
     nb.started = 1;
@@ -169,7 +169,10 @@ static void *progress_main(void *arg)
 {
     (void)arg;
     /* BEGIN SOLUTION (The progress thread): sleep while the queue is empty, run requests in queue order, mark each done */
-    const struct tshmem_request *graced = NULL;
+    /* The request last given its grace: its team and first chunk number, which no other
+     * request shares (a pointer would not do: the pool hands the same slot out again). */
+    tshmem_team_t graced_team = TSHMEM_TEAM_INVALID;
+    uint64_t graced_seq = 0;
     uint64_t last = now_ns(); /* when a request was last seen at the head */
     pthread_mutex_lock(&nb.lock);
     for (;;) {
@@ -188,10 +191,12 @@ static void *progress_main(void *arg)
         if (nb.head == NULL || nb.running)
             break; /* stop, and nothing left to do */
         last = now_ns();
-        if (nb.head != graced && nb.head->bytes <= GRACE_BYTES && !nb.stop) {
+        int fresh = nb.head->call.team != graced_team || nb.head->call.seq != graced_seq;
+        if (fresh && nb.head->bytes <= GRACE_BYTES && !nb.stop) {
             /* A small request: its program usually waits for it at once and runs it itself,
              * sooner than this thread can. Give it GRACE_NS to do so, then run it here. */
-            graced = nb.head;
+            graced_team = nb.head->call.team;
+            graced_seq = nb.head->call.seq;
             work_wait_ns(GRACE_NS);
             continue;
         }
