@@ -73,12 +73,12 @@ _Noreturn void tshmem_todo(const char *chapter, const char *section, const char 
     _exit(TSHMEM_EXIT_TODO);
 }
 
-void tshmem_check_pe(const char *func, int pe)
+/* What tshmem_check_pe says when pe is out of range (tshmem_internal.h). */
+_Noreturn void tshmem_bad_pe(const char *func, int pe)
 {
-    if (pe < 0 || pe >= tshmem_g.n_pes)
-        tshmem_fail(func, "pe %d is out of range: this job has %d PEs, numbered 0 to %d. "
-                          "Pass a PE number from 0 to tshmem_n_pes() - 1.",
-                    pe, tshmem_g.n_pes, tshmem_g.n_pes - 1);
+    tshmem_fail(func, "pe %d is out of range: this job has %d PEs, numbered 0 to %d. "
+                      "Pass a PE number from 0 to tshmem_n_pes() - 1.",
+                pe, tshmem_g.n_pes, tshmem_g.n_pes - 1);
 }
 
 void tshmem_check_team(const char *func, tshmem_team_t team)
@@ -88,7 +88,9 @@ void tshmem_check_team(const char *func, tshmem_team_t team)
                           "TSHMEM_TEAM_NODE or a team that a split returned.", team);
 }
 
-void tshmem_check_symmetric(const char *func, const char *what, const void *addr, size_t nbytes)
+/* What tshmem_check_symmetric says when the range is not in this PE's slice. */
+_Noreturn void tshmem_bad_symmetric(const char *func, const char *what, const void *addr,
+                                    size_t nbytes)
 {
     const char *p = addr, *lo = tshmem_g.slice;
     char size[32];
@@ -104,6 +106,7 @@ void tshmem_check_symmetric(const char *func, const char *what, const void *addr
         tshmem_fail(func, "%s %p + %s runs %zu bytes past the end of the symmetric heap. "
                           "Check the size, or set TSHMEM_SYMMETRIC_SIZE larger.", what, addr,
                     tshmem_bytes_str(nbytes, size, sizeof size), nbytes - (size_t)(hi - p));
+    tshmem_fail(func, "%s %p (%zu bytes) failed the symmetric-heap check.", what, addr, nbytes);
 }
 
 void tshmem_check_cmp(const char *func, int cmp)
