@@ -225,16 +225,24 @@ void tshmem_spin_init(struct tshmem_spin *spin, const char *func, const void *ad
 /* One turn of a wait loop: cpu pause at first, then sched_yield, then short sleeps; says what
  * it waits for after TSHMEM_HANG_WARN seconds. */
 void tshmem_spin_pause(struct tshmem_spin *spin);
-/* Starts a helper thread of this PE (2.4's progress thread, 2.5's proxy) named `name` (up to 15
- * characters: what top -H, ps -L and gdb show). When the PE is bound to a single core, as Open
- * MPI binds 2 PEs on 2 cores, the thread may run on every online core: on the program's core
- * alone it would wait out the program's time slices (4 ms) whenever the program computes or
- * blocks in an MPI call. There, too, a thread started with `defer` (2.4's, whose work the
- * program mostly does itself in tshmem_wait) does not take the core from its program when it
- * is woken (SCHED_BATCH); the proxy, which must answer, does. Returns 0, or pthread_create's
- * error. */
+/* How a helper thread takes a core when it is woken (tshmem_thread_start). */
+enum tshmem_thread_policy {
+    TSHMEM_THREAD_DEFERS,       /* SCHED_BATCH: it waits until a core is idle or given up (a
+                                 * wait that yields or sleeps, a time slice that ends) */
+    TSHMEM_THREAD_DEFERS_BOUND, /* SCHED_BATCH where the PE is bound to one core, else the
+                                 * default: woken, it takes a core at once */
+};
+/* Starts a helper thread of this PE named `name` (up to 15 characters: what top -H, ps -L and
+ * gdb show). When the PE is bound to a single core, as Open MPI binds 2 PEs on 2 cores, the
+ * thread may run on every online core: on the program's core alone it would wait out the
+ * program's time slices (4 ms) whenever the program computes or blocks in an MPI call. 2.5's
+ * proxy DEFERS: its wake-ups, mostly naps that find nothing, took the core from program threads
+ * that were serving requests themselves (and from MPI's own runs in the benchmarks). 2.4's
+ * progress thread DEFERS_BOUND: on the program's core it took the core from a program about to
+ * carry the request out itself in tshmem_wait; with a core to spare it needs the default.
+ * Returns 0, or pthread_create's error. */
 int tshmem_thread_start(pthread_t *thread, void *(*main)(void *), void *arg, const char *name,
-                        int defer);
+                        enum tshmem_thread_policy policy);
 
 /* ---- 2.5: the off-node path (week2/10-multi-node/requests.c) ----------------------------------
  * The calls of 1.3 and 1.4 come here when tshmem_heap_peer answers NULL (the PE is on another

@@ -583,8 +583,8 @@ static int cores_of_thread(const char *name, int *policy)
 /* bound: each PE binds itself to one core before tshmem_init, as Open MPI binds 2 PEs on 2
  * cores. Its proxy thread and 2.4's progress thread, started after, carry their names and may
  * run on every online core: on the program's core alone they would wait out its time slices
- * whenever it computes or blocks in MPI. The progress thread, woken, does not take the core
- * from its program (SCHED_BATCH); the proxy does. */
+ * whenever it computes or blocks in MPI. Woken, neither takes the core from its program
+ * (SCHED_BATCH). */
 static void bound(int argc, char **argv)
 {
     (void)argc, (void)argv;
@@ -617,11 +617,14 @@ static void bound(int argc, char **argv)
         CHECK(proxy > 1 && progress > 1, "this PE is bound to one core and the machine has %ld, "
               "but its proxy thread may run on %d and its progress thread on %d: they inherited "
               "the binding (tshmem_thread_start spreads them)", online, proxy, progress);
-    if (pinned && online > 1) /* the progress thread defers to its program; the proxy answers */
-        CHECK(progress_policy == SCHED_BATCH && proxy_policy == SCHED_OTHER, "bound to one core, "
-              "the progress thread's scheduling policy is %d and the proxy's %d: expected "
-              "SCHED_BATCH (%d) and SCHED_OTHER (%d)", progress_policy, proxy_policy,
-              SCHED_BATCH, SCHED_OTHER);
+    /* Woken, neither takes the core from its program (SCHED_BATCH): the proxy everywhere, the
+     * progress thread where the PE is bound to one core. */
+    CHECK(proxy_policy == SCHED_BATCH, "the proxy thread's scheduling policy is %d, expected "
+          "SCHED_BATCH (%d): tshmem_thread_start with TSHMEM_THREAD_DEFERS", proxy_policy,
+          SCHED_BATCH);
+    if (pinned && online > 1)
+        CHECK(progress_policy == SCHED_BATCH, "bound to one core, the progress thread's "
+              "scheduling policy is %d, expected SCHED_BATCH (%d)", progress_policy, SCHED_BATCH);
     tshmem_barrier_all();
     tshmem_finalize();
 }

@@ -63,7 +63,7 @@ Test(ch2_5, nonblocking_allreduce_across_nodes, .description = "2.4's progress t
     expect_ok_on(CH, "pe_2_4", "busy", ARGS("-"), env2, 40, (int[]){L2x2.npes, END_PES});
 }
 
-Test(ch2_5, helper_threads_leave_a_bound_core, .description = "a PE bound to one core: its proxy and progress threads carry their names, may run on every core, and the progress thread does not preempt its program")
+Test(ch2_5, helper_threads_leave_a_bound_core, .description = "a PE bound to one core: its proxy and progress threads carry their names, may run on every core, and do not preempt its program when woken")
 {
     ok_on(L2x1, "bound", NULL, NULL);
     ok_on(L2x2, "bound", NULL, NULL);

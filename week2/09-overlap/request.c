@@ -95,7 +95,8 @@ static void progress_start(void)
 {
     if (nb.started)
         return;
-    if (tshmem_thread_start(&nb.thread, progress_main, NULL, "tshmem-progress", 1) != 0)
+    if (tshmem_thread_start(&nb.thread, progress_main, NULL, "tshmem-progress",
+                            TSHMEM_THREAD_DEFERS_BOUND) != 0)
         tshmem_fail("tshmem_allreduce_nb", "PE %d could not start its progress thread; check "
                     "the process and thread limits (ulimit -u).", tshmem_g.my_pe);
     nb.started = 1;

@@ -96,21 +96,19 @@ void tshmem_spin_pause(struct tshmem_spin *spin)
     usleep(50);
 }
 
-/* Where a PE's helper threads run. Open MPI binds each of 1 or 2 PEs to one core, and a thread
- * inherits its creator's binding: a proxy that must answer a request while the program computes,
- * or spins in a blocking MPI call, on that same core got the core only when the program's time
- * slice ended, 4 ms later (measured: an off-node put_signal + quiet whose target had gone on to
- * MPI_Barrier took 4.0 ms, against 32 us with the proxy free to use the other core).
- * The scheduler still keeps a woken thread near its waker, and a thread woken on its program's
- * core takes the core at once (wake-up preemption). For 2.4's progress thread that was the
- * wrong way round: woken by a start, it took the core from the program that was about to run
- * the request itself in tshmem_wait, and a 32 KiB-1 MiB allreduce_nb + wait took 1.3-1.6x
- * longer. As SCHED_BATCH (an ordinary policy, no privilege needed) it waits for the program to
- * sleep, yield in a wait, or use up its time slice. Only where the PE is bound to one core: on
- * a machine with a core to spare it changed nothing, and with every core busy it delayed the
- * overlapped training step (chapter 2.4's performance notes). */
+/* Where a PE's helper threads run, and how they take a core (tshmem_internal.h says which
+ * thread gets what). Open MPI binds each of 1 or 2 PEs to one core, and a thread inherits its
+ * creator's binding: a proxy that must answer a request while the program computes, or spins in
+ * a blocking MPI call, on that same core got the core only when the program's time slice ended,
+ * 4 ms later (an off-node put_signal + quiet whose target had gone on to MPI_Barrier took 4.0
+ * ms, against 32 us with the proxy free to use the other core). And a woken thread takes the
+ * core at once from the thread running there (wake-up preemption) unless it is SCHED_BATCH, an
+ * ordinary policy that needs no privilege: the proxy's naps preempted program threads that were
+ * serving requests themselves (16 PEs on 16 cores, the off-node allreduce of 8 B: 11-15 us, 3.3
+ * as SCHED_BATCH), and 2.4's thread, woken by a start, preempted the program that was about to
+ * run the request itself (the performance guide has the numbers). */
 int tshmem_thread_start(pthread_t *thread, void *(*main)(void *), void *arg, const char *name,
-                        int defer)
+                        enum tshmem_thread_policy policy)
 {
     pthread_attr_t attr;
     cpu_set_t cpus;
@@ -131,7 +129,7 @@ int tshmem_thread_start(pthread_t *thread, void *(*main)(void *), void *arg, con
         return rc;
     if (name)
         pthread_setname_np(*thread, name);
-    if (defer && one_core) {
+    if (policy == TSHMEM_THREAD_DEFERS || one_core) {
         struct sched_param normal = {0};
         pthread_setschedparam(*thread, SCHED_BATCH, &normal); /* refused: it preempts, as before */
     }

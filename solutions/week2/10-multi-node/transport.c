@@ -462,7 +462,8 @@ void tshmem_transport_start(void)
     /* Before the thread starts: pthread_create orders every write above before the proxy's
      * first read, where a store after it would race with the proxy's reads of net.active. */
     net.active = 1;
-    if (tshmem_thread_start(&net.thread, proxy_main, NULL, "tshmem-proxy", 0) != 0)
+    if (tshmem_thread_start(&net.thread, proxy_main, NULL, "tshmem-proxy",
+                            TSHMEM_THREAD_DEFERS) != 0)
         tshmem_fail("tshmem_init", "could not start the proxy thread (out of threads?).");
     static int registered;
     if (!registered && atexit(exit_check) == 0)
