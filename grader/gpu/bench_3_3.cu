@@ -96,7 +96,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &npes);
     g_test = "bench";
     tg_init();
-    if (npes < 2) tg_die(__func__, "the study needs 2 PEs (mpirun -np 2), not %d", npes);
+    if (npes < 2) tg_die(__func__, "the study needs 2 PEs or more (mpirun -np 2), not %d", npes);
     TG_CUDA(cudaStreamCreate(&st));
     TG_CUDA(cudaEventCreate(&e0));
     TG_CUDA(cudaEventCreate(&e1));
@@ -113,9 +113,11 @@ int main(int argc, char **argv)
     TG_CUDA(cudaMalloc(&ipc_local, maxb));
     TG_CUDA(cudaMemset(src, 1, maxb));
     TG_CUDA(cudaMemset(sym, 0, maxb));
-    cudaIpcMemHandle_t mine, theirs[2];
+    cudaIpcMemHandle_t mine;
+    std::vector<cudaIpcMemHandle_t> theirs(npes); /* one per PE: the study runs on 2 GPUs or more */
     TG_CUDA(cudaIpcGetMemHandle(&mine, ipc_local));
-    MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, theirs, (int)sizeof mine, MPI_BYTE, MPI_COMM_WORLD);
+    MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, theirs.data(), (int)sizeof mine, MPI_BYTE,
+                  MPI_COMM_WORLD);
     if (me == 0)
         TG_CUDA(cudaIpcOpenMemHandle((void **)&ipc_peer, theirs[1], cudaIpcMemLazyEnablePeerAccess));
     TG_CUDA(cudaDeviceSynchronize());
