@@ -1,7 +1,7 @@
 /* bench_3_3.cu: chapter 3.3's bandwidth study, GPU 0 -> GPU 1, in one run:
  *   put:       NCCL send/recv, CUDA IPC peer copy (copy engine), nvshmemx_putmem_on_stream,
  *              tg_put_sm (your many-block kernel) and tg_put (your copy-engine put), 16 KiB to 1 GiB;
- *   allreduce: tg_allreduce (your ring; one shot up to 256 KiB, both timed there) and
+ *   allreduce: tg_allreduce (your ring; one shot up to 1 MiB, both timed there) and
  *              ncclAllReduce, float sum, 16 KiB to 1 GiB.
  * Each number: CUDA events around one operation, after an MPI barrier, the slower PE's time,
  * the median of REPS repetitions after WARM warm-ups. One line per (op, impl, size), in the

@@ -91,7 +91,7 @@ void tg_ring_bcast(tg_ring_t *r, void *buf, size_t bytes, int root, cudaStream_t
 /* ---- Allreduce (allreduce.cu): the ring, and one shot for small buffers ---------------------- */
 #define TG_AR_MAX_CTAS 128
 #define TG_AR_CHUNKS 16   /* pipelined chunks per block and step, at most */
-#define TG_AR_ONESHOT_MAX (256 << 10) /* bytes: the largest call the one-shot path can take */
+#define TG_AR_ONESHOT_MAX (1 << 20) /* bytes: the largest call the one-shot path can take */
 #define TG_AR_ONESHOT_SLICE 2048      /* floats: the least one block of the one-shot path sums */
 typedef struct {
     float *scratch;   /* symmetric: (n_pes - 1) landing slots of one segment each */
