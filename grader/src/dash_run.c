@@ -228,12 +228,16 @@ void chapter_overview(struct dash *d, int i)
         pane_add(p, r->status == ST_DONE ? P_PASS : P_TEXT,
                  "Last run: %d of %d tests, %d of %d "
                  "points%s.",
-                 r->passed, r->total, r->points, r->max_points,
+                 r->passed, r->changed ? r->run_total : r->total, r->points,
+                 r->changed ? r->run_max_points : r->max_points,
                  r->ref_deps ? " (earlier chapters from the reference)" : "");
     else if (r->ran)
         pane_add(p, P_FAIL, "Last run: your code did not build.");
     else
         pane_add(p, P_TEXT, "Its tests have not run yet: press Enter.");
+    if (r->changed)
+        pane_add(p, P_HEAD, "The course's tests for it have changed since (now %d tests, %d "
+                 "points): press Enter to run them.", r->total, r->max_points);
     if (r->regressed)
         pane_add(p, P_FAIL, "It passed before and failed a later re-check: a change broke it.");
     pane_add(p, P_TEXT, "Book: %s (r reads it here)%s", ch->book, r->read ? ", read" : "");

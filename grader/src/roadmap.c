@@ -32,9 +32,31 @@ void roadmap_rows(const struct course *c, struct progress *p, struct roadmap_row
         r->has_bench = chapter_bench_source(c, ch, path, sizeof path);
         r->vs_mpi = pg_real(bench, "vs_mpi");
         r->vs_ref = pg_real(bench, "vs_ref");
-        if (!r->ran || !r->built) /* not run yet: what course.json declares */
-            r->total = chapter_declared(c, ch, &r->max_points);
+        int declared_points = 0, declared = chapter_declared(c, ch, &declared_points);
+        roadmap_reconcile(r, declared, declared_points);
     }
+}
+
+void roadmap_reconcile(struct roadmap_row *r, int declared, int declared_points)
+{
+    r->run_total = r->total;
+    r->run_max_points = r->max_points;
+    if (!r->ran || !r->built) { /* not run yet: what the suite declares */
+        r->total = declared;
+        r->max_points = declared_points;
+        return;
+    }
+    if (declared <= 0 || (declared == r->total && declared_points == r->max_points))
+        return;
+    r->changed = 1;
+    r->total = declared;
+    r->max_points = declared_points;
+    if (r->passed > r->total)
+        r->passed = r->total;
+    if (r->points > r->max_points)
+        r->points = r->max_points;
+    if (r->status == ST_DONE)
+        r->status = ST_PROGRESS;
 }
 
 const char *row_test(const struct roadmap_row *r, char *buf)

@@ -15,8 +15,16 @@ struct roadmap_row {
     int passed, total, points, max_points;
     int regressed, ref_deps, hints_used, read;
     int has_bench;         /* grader/bench/bench_X_Y.c exists */
+    int changed;           /* the course's tests for it changed since its last run */
+    int run_total, run_max_points; /* what that last run counted */
     double vs_mpi, vs_ref; /* best speed ratios, 0 when never measured */
 };
+
+/* A row read from the progress file, against the tests the chapter's suite declares now. Not
+ * run yet: those are its totals. Run, but the suite has changed since (a course update added or
+ * removed tests): the row counts what is declared now, sets `changed`, and a chapter done before
+ * shows as in progress until its tests run again. */
+void roadmap_reconcile(struct roadmap_row *r, int declared, int declared_points);
 
 /* Fills rows[0 .. c->n-1]. Generates the stubs first (for the Code column). */
 void roadmap_rows(const struct course *c, struct progress *p, struct roadmap_row *rows);

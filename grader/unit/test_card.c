@@ -207,3 +207,37 @@ Test(session, card_says_goal_time_and_results)
     cr_assert(strstr(t, "now: 3/4 chapters done, 40/71 points"), "%s", t);
     free(t);
 }
+
+/* A course update adds a test to a chapter a learner finished: the row must count the new test,
+ * and the chapter is not done until it runs; the last run's own counts stay for its line. */
+Test(roadmap, a_changed_suite_reopens_a_done_chapter)
+{
+    struct roadmap_row r = {.status = ST_DONE, .ran = 1, .built = 1, .passed = 19, .total = 19,
+                            .points = 27, .max_points = 27};
+    roadmap_reconcile(&r, 20, 29);
+    cr_assert(r.changed, "the suite declares 20 tests where the run had 19: changed");
+    cr_assert_eq(r.total, 20);
+    cr_assert_eq(r.max_points, 29);
+    cr_assert_eq(r.passed, 19);
+    cr_assert_eq(r.points, 27);
+    cr_assert_eq(r.run_total, 19, "the last run's count stays for its line");
+    cr_assert_eq(r.run_max_points, 27);
+    cr_assert_eq(r.status, ST_PROGRESS, "done before, in progress until the new test runs");
+
+    struct roadmap_row same = {.status = ST_DONE, .ran = 1, .built = 1, .passed = 19, .total = 19,
+                               .points = 27, .max_points = 27};
+    roadmap_reconcile(&same, 19, 27);
+    cr_assert(!same.changed && same.status == ST_DONE, "an unchanged suite changes nothing");
+
+    struct roadmap_row fewer = {.status = ST_PROGRESS, .ran = 1, .built = 1, .passed = 5,
+                                .total = 6, .points = 9, .max_points = 10};
+    roadmap_reconcile(&fewer, 4, 7);
+    cr_assert(fewer.changed && fewer.passed == 4 && fewer.points == 7,
+              "tests removed: passed and points never above the new totals (%d, %d)",
+              fewer.passed, fewer.points);
+
+    struct roadmap_row fresh = {.status = ST_TODO};
+    roadmap_reconcile(&fresh, 8, 18);
+    cr_assert(!fresh.changed && fresh.total == 8 && fresh.max_points == 18,
+              "not run yet: the declared totals, and nothing has changed");
+}
