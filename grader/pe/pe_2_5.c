@@ -570,9 +570,10 @@ static int cores_of_thread(const char *name, int *policy)
             comm[strcspn(comm, "\n")] = 0;
         fclose(f);
         cpu_set_t cpus;
-        if (strcmp(comm, name) == 0 && sched_getaffinity(atoi(e->d_name), sizeof cpus, &cpus) == 0) {
+        int tid = atoi(e->d_name);
+        if (strcmp(comm, name) == 0 && sched_getaffinity(tid, sizeof cpus, &cpus) == 0) {
             cores = CPU_COUNT(&cpus);
-            *policy = sched_getscheduler(atoi(e->d_name));
+            *policy = sched_getscheduler(tid);
         }
     }
     if (d)
