@@ -77,7 +77,8 @@ void tshmem_offnode_quiet(void)
 
 /* What the proxy does with one request from PE `from`. It runs on the proxy thread (or a
  * waiting thread of ours, see progress), one request at a time, in the order each sender sent
- * them. A PUT of up to INLINE_BYTES came with its bytes: `inline_bytes` points to them. */
+ * them. A PUT of up to inline_limit(me) bytes came with its bytes: `inline_bytes` points to
+ * them. */
 void serve(const struct request *r, const char *inline_bytes, int from)
 {
     (void)r; (void)inline_bytes; (void)from;

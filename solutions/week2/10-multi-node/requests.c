@@ -28,7 +28,7 @@ void tshmem_offnode_put(void *dest, const void *source, size_t nbytes, int pe)
     const char *from = source;
     uint64_t offset = offset_of("tshmem_putmem", dest);
     flush_staged(); /* an earlier small put goes first */
-    if (nbytes <= INLINE_BYTES) {
+    if (nbytes <= inline_limit(pe)) {
         /* Small: the bytes ride in the header's message; a copy of a few KiB costs less than
          * a second message through MPI and the proxy. The message waits in net.staged for
          * our next call: put_signal's signal then travels in it (tshmem_offnode_signal). */
@@ -190,7 +190,8 @@ void tshmem_offnode_quiet(void)
 
 /* What the proxy does with one request from PE `from`. It runs on the proxy thread (or a
  * waiting thread of ours, see progress), one request at a time, in the order each sender sent
- * them. A PUT of up to INLINE_BYTES came with its bytes: `inline_bytes` points to them. */
+ * them. A PUT of up to inline_limit(me) bytes came with its bytes: `inline_bytes` points to
+ * them. */
 void serve(const struct request *r, const char *inline_bytes, int from)
 {
     /* BEGIN SOLUTION (The proxy thread): apply a PUT, GET, SIGNAL, AMO or QUIET request to this PE's slice with C11 atomics, and answer where the sender waits */

@@ -197,6 +197,11 @@ static uint64_t link_due(const struct request *r)
     return tshmem_link_served_due(r->due, r->op == REQ_GET || acked || fetch, back);
 }
 
+size_t inline_limit(int pe)
+{
+    return net.tcp || !net.bell_here || !net.bell_here[pe] ? INLINE_MAX : INLINE_BYTES;
+}
+
 void post_request(void *msg, size_t bytes, int pe, MPI_Request *req)
 {
     link_stamp(msg);
@@ -459,6 +464,8 @@ void tshmem_transport_start(void)
     atomic_store(&net.stop, 0);
     tshmem_link_setup(tshmem_g.n_pes);
     net.link_on = tshmem_link_on();
+    const char *transport = tshmem_env_str("TSHMEM_TRANSPORT");
+    net.tcp = transport && strcmp(transport, "tcp") == 0;
     /* Before the thread starts: pthread_create orders every write above before the proxy's
      * first read, where a store after it would race with the proxy's reads of net.active. */
     net.active = 1;
