@@ -201,8 +201,9 @@ void tshmem_check_sig_op(const char *func, int sig_op);   /* TSHMEM_SIGNAL_SET o
 void tshmem_check_same_size(const char *func, size_t size);
 /* Writes "12 KiB", "3.5 MiB" into buf, for messages. */
 const char *tshmem_bytes_str(size_t bytes, char *buf, size_t len);
-/* Asks the kernel to kill this PE if its launcher dies, so a crash never leaves orphans, and
- * lets the grader's debugger attach to take a hang report's backtrace. */
+/* Asks the kernel to kill this PE if its launcher dies, so a crash never leaves orphans, lets
+ * the grader's debugger attach to take a hang report's backtrace, and ignores SIGPIPE (a write
+ * to a dead peer's socket must not kill this PE before the launcher names the dead one). */
 void tshmem_process_setup(void);
 
 /* ---- Provided: settings (week1/01-init/settings.c) ------------------------------------------ */
