@@ -226,12 +226,15 @@ void tshmem_spin_init(struct tshmem_spin *spin, const char *func, const void *ad
 /* One turn of a wait loop: cpu pause at first, then sched_yield, then short sleeps; says what
  * it waits for after TSHMEM_HANG_WARN seconds. */
 void tshmem_spin_pause(struct tshmem_spin *spin);
-/* How a helper thread takes a core when it is woken (tshmem_thread_start). */
+/* How a helper thread takes a core when it is woken (tshmem_thread_start), and where it runs. */
 enum tshmem_thread_policy {
+    TSHMEM_THREAD_PREEMPTS,     /* the default policy: woken, it takes a core at once */
     TSHMEM_THREAD_DEFERS,       /* SCHED_BATCH: it waits until a core is idle or given up (a
                                  * wait that yields or sleeps, a time slice that ends) */
     TSHMEM_THREAD_DEFERS_BOUND, /* SCHED_BATCH where the PE is bound to one core, else the
-                                 * default: woken, it takes a core at once */
+                                 * default */
+    TSHMEM_THREAD_OFF_MY_CORE = 8, /* added to one of the above: never on the caller's core,
+                                    * where it would only take turns with the caller */
 };
 /* Starts a helper thread of this PE named `name` (up to 15 characters: what top -H, ps -L and
  * gdb show). When the PE is bound to a single core, as Open MPI binds 2 PEs on 2 cores, the
@@ -240,10 +243,11 @@ enum tshmem_thread_policy {
  * proxy DEFERS: its wake-ups, mostly naps that find nothing, took the core from program threads
  * that were serving requests themselves (and from MPI's own runs in the benchmarks). 2.4's
  * progress thread DEFERS_BOUND: on the program's core it took the core from a program about to
- * carry the request out itself in tshmem_wait; with a core to spare it needs the default.
+ * carry the request out itself in tshmem_wait; with a core to spare it needs the default. 3.2's
+ * copy helper PREEMPTS | OFF_MY_CORE: the caller waits for its half of the copy.
  * Returns 0, or pthread_create's error. */
 int tshmem_thread_start(pthread_t *thread, void *(*main)(void *), void *arg, const char *name,
-                        enum tshmem_thread_policy policy);
+                        int policy);
 
 /* ---- 2.5: the off-node path (week2/10-multi-node/requests.c) ----------------------------------
  * The calls of 1.3 and 1.4 come here when tshmem_heap_peer answers NULL (the PE is on another

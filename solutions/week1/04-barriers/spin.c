@@ -108,28 +108,33 @@ void tshmem_spin_pause(struct tshmem_spin *spin)
  * us, 3.3 as SCHED_BATCH), and 2.4's thread, woken by a start, preempted the program that was
  * about to run the request itself (the performance guide has the numbers). */
 int tshmem_thread_start(pthread_t *thread, void *(*main)(void *), void *arg, const char *name,
-                        enum tshmem_thread_policy policy)
+                        int policy)
 {
     pthread_attr_t attr;
     cpu_set_t cpus;
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    int spread = 0, one_core = 0;
+    int here = sched_getcpu(), placed = 0, one_core = 0;
     pthread_attr_init(&attr);
-    if (online > 1 && sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1) {
-        one_core = 1;
-        for (long i = 0; i < online && i < CPU_SETSIZE; i++)
-            CPU_SET((int)i, &cpus);
-        spread = pthread_attr_setaffinity_np(&attr, sizeof cpus, &cpus) == 0;
+    if (online > 1 && sched_getaffinity(0, sizeof cpus, &cpus) == 0) {
+        one_core = CPU_COUNT(&cpus) == 1;
+        if (one_core) /* bound to one core: every online core instead */
+            for (long i = 0; i < online && i < CPU_SETSIZE; i++)
+                CPU_SET((int)i, &cpus);
+        if ((policy & TSHMEM_THREAD_OFF_MY_CORE) && here >= 0)
+            CPU_CLR(here, &cpus);
+        if (one_core || (policy & TSHMEM_THREAD_OFF_MY_CORE))
+            placed = pthread_attr_setaffinity_np(&attr, sizeof cpus, &cpus) == 0;
     }
     int rc = pthread_create(thread, &attr, main, arg);
-    if (rc != 0 && spread) /* a container may refuse cores it does not give us: stay, then */
+    if (rc != 0 && placed) /* a container may refuse cores it does not give us: stay, then */
         rc = pthread_create(thread, NULL, main, arg);
     pthread_attr_destroy(&attr);
     if (rc != 0)
         return rc;
     if (name)
         pthread_setname_np(*thread, name);
-    if (policy == TSHMEM_THREAD_DEFERS || one_core) {
+    int how = policy & ~TSHMEM_THREAD_OFF_MY_CORE;
+    if (how == TSHMEM_THREAD_DEFERS || (how == TSHMEM_THREAD_DEFERS_BOUND && one_core)) {
         struct sched_param normal = {0};
         pthread_setschedparam(*thread, SCHED_BATCH, &normal); /* refused: it preempts, as before */
     }

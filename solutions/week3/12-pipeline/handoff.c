@@ -16,7 +16,6 @@
 #define TSHMEM_CHAPTER "3.2"
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,28 +177,13 @@ static void *copy_helper(void *arg)
     return NULL;
 }
 
-/* A thread that runs anywhere but on the caller's core, where it would only take turns with
- * the caller. The PE may be bound to that one core (Open MPI binds 2 PEs on 2 cores so): the
- * helper then may use the machine's other cores, the receiver's among them. 0 if it started. */
+/* A thread kept off the caller's core, where it would only take turns with the caller. The PE
+ * may be bound to that one core (Open MPI binds 2 PEs on 2 cores so): the helper then may use
+ * the machine's other cores, the receiver's among them (tshmem_thread_start). 0 if it started. */
 static int start_helper(pthread_t *t, struct split_copy *c)
 {
-    pthread_attr_t attr;
-    cpu_set_t cpus;
-    int here = sched_getcpu(), pinned = 0;
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    pthread_attr_init(&attr);
-    if (here >= 0 && online > 1 && sched_getaffinity(0, sizeof cpus, &cpus) == 0) {
-        if (CPU_COUNT(&cpus) < 2) /* bound to one core: every online core instead */
-            for (long i = 0; i < online && i < CPU_SETSIZE; i++)
-                CPU_SET((int)i, &cpus);
-        CPU_CLR(here, &cpus);
-        pinned = pthread_attr_setaffinity_np(&attr, sizeof cpus, &cpus) == 0;
-    }
-    int rc = pthread_create(t, &attr, copy_helper, c);
-    if (rc != 0 && pinned) /* the affinity refused: anywhere, then */
-        rc = pthread_create(t, NULL, copy_helper, c);
-    pthread_attr_destroy(&attr);
-    return rc;
+    return tshmem_thread_start(t, copy_helper, c, "tshmem-copy",
+                               TSHMEM_THREAD_PREEMPTS | TSHMEM_THREAD_OFF_MY_CORE);
 }
 
 static inline void pipe_put_signal(void *dest, const void *src, size_t bytes, uint64_t *sig,
