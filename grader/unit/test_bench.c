@@ -105,3 +105,18 @@ Test(bench, shared_gpus_say_no_slower)
     cr_assert(strstr(t, "0.75x"), "the ratio itself is still shown: %s", t);
     free(t);
 }
+
+Test(bench, memcpy_is_a_ceiling_not_a_rival)
+{
+    static struct bench_set set;
+    bench_parse(&set, LINE("tshmem", "8", "0.030") LINE("memcpy", "8", "0.024"), "reference");
+    char *t = NULL;
+    size_t len;
+    FILE *f = open_memstream(&t, &len);
+    bench_worst(f, "1.3", &set);
+    fclose(f);
+    cr_assert(strstr(t, "0.80x at 8 B"), "the ratio is shown: %s", t);
+    cr_assert(!strstr(t, "slower"), "a copy's own speed is not a rival to be slower than: %s", t);
+    cr_assert(strstr(t, "of memcpy, its ceiling"), "the line says what the baseline is: %s", t);
+    free(t);
+}
