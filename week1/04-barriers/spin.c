@@ -105,7 +105,7 @@ void tshmem_spin_pause(struct tshmem_spin *spin)
  * core at once from the thread running there (wake-up preemption) unless it is SCHED_BATCH, an
  * ordinary policy that needs no privilege: the proxy's naps preempted program threads that were
  * serving requests themselves (16 PEs on 16 cores, the flat off-node allreduce of 8 B: 11-15
- * us, 3.3 as SCHED_BATCH), and 2.4's thread, woken by a start, preempted the program that was
+ * us, 3.3 us as SCHED_BATCH), and 2.4's thread, woken by a start, preempted the program that was
  * about to run the request itself (the performance guide has the numbers). */
 int tshmem_thread_start(pthread_t *thread, void *(*main)(void *), void *arg, const char *name,
                         int policy)

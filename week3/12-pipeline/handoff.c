@@ -14,12 +14,10 @@
  * by the stage after me (and the other way round for bwd), and my counters by me.
  */
 #define TSHMEM_CHAPTER "3.2"
-#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "tshmem_internal.h"
 #include "tshmem_pipe.h"
