@@ -32,20 +32,20 @@ WARN    := -Wall -Wextra $(WERROR)
 INCLUDE := -Iinclude
 
 # id:directory of every chapter that exists, in roadmap order (grader/course.json agrees).
-CHAPTERS := 1.1:week1/01-init 1.2:week1/02-symmetric-alloc 1.3:week1/03-put-get \
-            1.4:week1/04-barriers 1.5:week1/05-ring \
-            2.1:week2/06-buffers 2.2:week2/07-allreduce \
-            2.3:week2/08-allgather 2.4:week2/09-overlap 2.5:week2/10-multi-node \
-            3.1:week3/11-moe-alltoall 3.2:week3/12-pipeline 3.4:week3/14-zero \
-            3.5:week3/15-tensor-parallel
+CHAPTERS := 1.1:week1/1.1-init 1.2:week1/1.2-symmetric-heap 1.3:week1/1.3-put-get \
+            1.4:week1/1.4-signals-barriers 1.5:week1/1.5-ring \
+            2.1:week2/2.1-buffers 2.2:week2/2.2-allreduce \
+            2.3:week2/2.3-allgather 2.4:week2/2.4-overlap 2.5:week2/2.5-multi-node \
+            3.1:week3/3.1-moe-alltoall 3.2:week3/3.2-pipeline 3.4:week3/3.4-zero \
+            3.5:week3/3.5-tensor-parallel
 ch_id  = $(word 1,$(subst :, ,$1))
 ch_dir = $(word 2,$(subst :, ,$1))
 # GPU chapters: CUDA sources (.cu) built with nvcc against NVSHMEM by `make gpu`, never into
 # libtshmem; their stubs are generated and checked like every other chapter's.
-GPU_CHAPTERS := 3.3:week3/13-gpu 3.7:week3/17-gpu-moe
+GPU_CHAPTERS := 3.3:week3/3.3-gpu 3.7:week3/3.7-gpu-moe
 # Python chapters: a CPython extension module (C) and its Python part, built by `make torch`
 # into build/<variant>/python/tshmem/ against the variant's libtshmem, never into libtshmem.
-PY_CHAPTERS := 3.6:week3/16-pytorch
+PY_CHAPTERS := 3.6:week3/3.6-pytorch
 PYTHON      ?= /usr/bin/python3
 
 empty :=
@@ -94,9 +94,15 @@ obj_dir      = build/obj/$(call src_tag,$1)$(OBJ_KEY)
 LIB_OBJS     := $(foreach c,$(CHAPTERS),$(patsubst solutions/%.c,$(call obj_dir,$c)/%.o,\
                   $(wildcard solutions/$(call ch_dir,$c)/*.c)))
 LIB          := $(BUILD)/lib/libtshmem.a
-PE_PROGS     := $(patsubst grader/pe/%.c,$(BUILD)/bin/%,$(wildcard grader/pe/pe_*.c))
-BENCH_PROGS  := $(patsubst grader/bench/%.c,$(BUILD)/bin/%,$(wildcard grader/bench/bench_*.c))
-SUITES       := $(patsubst grader/tests/%.c,$(GR_DIR)/%,$(wildcard grader/tests/suite_*.c))
+# Everything that grades a chapter lives in its folder grader/chapters/<id>/ (suite_*.c, pe_*.c,
+# bench_*.c, the GPU chapters' *.cu); each program is named after its source file.
+GRADING      := $(sort $(wildcard grader/chapters/*))
+PE_PROGS     := $(patsubst %.c,$(BUILD)/bin/%,$(notdir $(wildcard grader/chapters/*/pe_*.c)))
+BENCH_PROGS  := $(patsubst %.c,$(BUILD)/bin/%,$(notdir $(wildcard grader/chapters/*/bench_*.c)))
+SUITES       := $(patsubst %.c,$(GR_DIR)/%,$(notdir $(wildcard grader/chapters/*/suite_*.c)))
+vpath pe_%.c $(GRADING)
+vpath bench_%.c $(GRADING)
+vpath suite_%.c $(GRADING)
 HARNESS      := grader/harness/job.c grader/harness/report.c \
                 grader/harness/sanitizer.c
 GRADER_SRC   := $(wildcard grader/src/*.c)
@@ -207,9 +213,9 @@ pe-%: $(BUILD)/bin/pe_%
 # 2.5's suite also runs 2.4's program (a non-blocking allreduce in flight across nodes).
 pe-2_5: $(BUILD)/bin/pe_2_4
 
-$(BUILD)/bin/%: grader/pe/%.c $(wildcard grader/pe/*.h) $(HEADERS) $(LIB)
+$(BUILD)/bin/pe_%: pe_%.c $(wildcard grader/pe/*.h grader/chapters/*/pe_*.h) $(HEADERS) $(LIB)
 	@mkdir -p $(@D)
-	$(MPICC) $(CSTD) $(RT_CFLAGS) $(WARN) $(INCLUDE) $< $(LIB) -lpthread -lm -o $@
+	$(MPICC) $(CSTD) $(RT_CFLAGS) $(WARN) $(INCLUDE) -Igrader/pe $< $(LIB) -lpthread -lm -o $@
 
 # ---- Chapter 3.6: the Python module tshmem (C extension + Python part) ----------------------
 # -fPIC above lets the static libtshmem go into this shared object. The module is compiled
@@ -241,16 +247,16 @@ $(BUILD)/bin/pe_3_6 $(BUILD)/bin/bench_3_6: $(TORCH_FILES)
 # ---- Chapter benchmarks, linked against the variant's library -------------------------------
 bench-programs: $(BENCH_PROGS)
 
-$(BUILD)/bin/bench_%: grader/bench/bench_%.c grader/bench/bench.h $(HEADERS) $(LIB)
+$(BUILD)/bin/bench_%: bench_%.c grader/bench/bench.h $(HEADERS) $(LIB)
 	@mkdir -p $(@D)
 	$(MPICC) $(CSTD) $(RT_CFLAGS) $(WARN) $(INCLUDE) -Igrader/bench $< $(LIB) -lpthread -lm -o $@
 
 # ---- Criterion suites and the grader (independent of the variant) -----------------------------
 suites: $(SUITES)
 
-$(GR_DIR)/suite_%: grader/tests/suite_%.c $(HARNESS) grader/harness/job.h
+$(GR_DIR)/suite_%: suite_%.c grader/tests/suite.h $(HARNESS) grader/harness/job.h
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(GR_CFLAGS) $(WARN) -Igrader/harness $(INCLUDE) $< $(HARNESS) -lcriterion -ljansson -o $@
+	$(CC) $(CSTD) $(GR_CFLAGS) $(WARN) -Igrader/harness -Igrader/tests $(INCLUDE) $< $(HARNESS) -lcriterion -ljansson -o $@
 
 grader: $(GRADER)
 
@@ -293,7 +299,7 @@ LINT_FLAGS := -q --error-exitcode=1 --std=c11 --library=.cppcheck/tshmem.cfg \
               --enable=warning,portability,performance --inline-suppr \
               --suppressions-list=.cppcheck/suppressions.txt --suppress=missingIncludeSystem \
               -i tools/testdata -Iinclude -Igrader/harness -Igrader/src -Igrader/tests \
-              -Igrader/pe -Igrader/bench --template='{file}:{line}: {severity} [{id}] {message}'
+              -Igrader/pe -Igrader/bench -Igrader/gpu --template='{file}:{line}: {severity} [{id}] {message}'
 
 lint:
 	@cppcheck -j $(JOBS) $(LINT_FLAGS) solutions grader tools

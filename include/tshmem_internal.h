@@ -2,8 +2,8 @@
  *
  * This is course code: you read it, you do not edit it. Chapters fill in the state below
  * (1.1 the PEs, nodes and teams; 1.2 the segment, slices and allocator) and later chapters use
- * it. The helpers marked "provided" are written for you in week1/01-init/errors.c,
- * week1/01-init/settings.c and week1/04-barriers/spin.c.
+ * it. The helpers marked "provided" are written for you in week1/1.1-init/errors.c,
+ * week1/1.1-init/settings.c and week1/1.4-signals-barriers/spin.c.
  */
 #ifndef TSHMEM_INTERNAL_H
 #define TSHMEM_INTERNAL_H
@@ -162,7 +162,7 @@ struct tshmem_state {
 
 extern struct tshmem_state tshmem_g;
 
-/* ---- Provided: errors and argument checks (week1/01-init/errors.c) -------------------------- */
+/* ---- Provided: errors and argument checks (week1/1.1-init/errors.c) -------------------------- */
 /* Prints "tshmem: PE <pe>: <func>: <message>" and stops the whole job with TSHMEM_EXIT_ERROR. */
 _Noreturn void tshmem_fail(const char *func, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -206,7 +206,7 @@ const char *tshmem_bytes_str(size_t bytes, char *buf, size_t len);
  * to a dead peer's socket must not kill this PE before the launcher names the dead one). */
 void tshmem_process_setup(void);
 
-/* ---- Provided: settings (week1/01-init/settings.c) ------------------------------------------ */
+/* ---- Provided: settings (week1/1.1-init/settings.c) ------------------------------------------ */
 /* Every TSHMEM_* variable is described in one table there; bad values stop with a message. */
 size_t tshmem_env_size(const char *name);   /* "64M" -> 67108864 */
 long tshmem_env_int(const char *name);
@@ -214,7 +214,7 @@ const char *tshmem_env_str(const char *name);
 int tshmem_env_flag(const char *name);      /* 0/1 */
 void tshmem_env_print(void);                /* the table with current values (TSHMEM_DEBUG=1) */
 
-/* ---- Provided: spin-waits that back off (week1/04-barriers/spin.c) ---------------------------- */
+/* ---- Provided: spin-waits that back off (week1/1.4-signals-barriers/spin.c) ---------------------------- */
 struct tshmem_spin {
     unsigned long spins;
     double started;     /* seconds, when the wait began spinning for long */
@@ -249,7 +249,7 @@ enum tshmem_thread_policy {
 int tshmem_thread_start(pthread_t *thread, void *(*main)(void *), void *arg, const char *name,
                         int policy);
 
-/* ---- 2.5: the off-node path (week2/10-multi-node/requests.c) ----------------------------------
+/* ---- 2.5: the off-node path (week2/2.5-multi-node/requests.c) ----------------------------------
  * The calls of 1.3 and 1.4 come here when tshmem_heap_peer answers NULL (the PE is on another
  * node). Until chapter 2.5 is written they stop with a message that names it. */
 enum tshmem_amo {
@@ -276,12 +276,12 @@ void tshmem_transport_start(void);
 /* Called first thing by tshmem_finalize: frees the split teams, completes this PE's off-node
  * operations, waits until every PE has done so, then stops the proxy thread (provided). */
 void tshmem_transport_stop(void);
-/* 2.5 teams (week2/10-multi-node/team.c): a split of parent into the groups of PEs that pass
+/* 2.5 teams (week2/2.5-multi-node/team.c): a split of parent into the groups of PEs that pass
  * the same colour (>= 0), numbered by key; TSHMEM_TEAM_INVALID for a colour < 0. Collective
  * over parent. */
 tshmem_team_t tshmem_team_split_color(const char *func, tshmem_team_t parent, int color, int key);
 void tshmem_teams_release(void); /* at finalize: the split teams' communicators */
-/* 2.5's link model (week2/10-multi-node/link.c, provided): TSHMEM_LINK's network card between
+/* 2.5's link model (week2/2.5-multi-node/link.c, provided): TSHMEM_LINK's network card between
  * virtual nodes. Times are ns of CLOCK_MONOTONIC; a due time of 0 means no link model. */
 uint64_t tshmem_now_ns(void);
 void tshmem_link_setup(int n_pes);        /* reads TSHMEM_LINK (tshmem_transport_start) */
@@ -297,7 +297,7 @@ void *tshmem_link_next(int *from);        /* the next due one in order, or NULL 
 uint64_t tshmem_link_next_due(void);      /* 0: none held (any thread) */
 void tshmem_link_nap(unsigned long turn); /* a wait's turn: sleep until then, or a nap */
 
-/* ---- Provided: local reduction arithmetic (week2/07-allreduce/combine.c) -------------------- */
+/* ---- Provided: local reduction arithmetic (week2/2.2-allreduce/combine.c) -------------------- */
 size_t tshmem_dtype_size(enum tshmem_dtype dtype);  /* 0 if dtype is not a TSHMEM_DTYPE_* */
 /* inout[i] = inout[i] (op) in[i] for i < count; inout and in do not overlap. */
 void tshmem_reduce_local(enum tshmem_dtype dtype, enum tshmem_op op, void *inout, const void *in,
@@ -306,7 +306,7 @@ void tshmem_reduce_local(enum tshmem_dtype dtype, enum tshmem_op op, void *inout
 void tshmem_reduce_local3(enum tshmem_dtype dtype, enum tshmem_op op, void *out, const void *a,
                           const void *b, size_t count);
 
-/* ---- 2.2: the allreduce algorithms (week2/07-allreduce) ------------------------------------ */
+/* ---- 2.2: the allreduce algorithms (week2/2.2-allreduce) ------------------------------------ */
 /* One allreduce call, checked once (tshmem_reduce_begin in allreduce.c) and handed to one of
  * the algorithms. Every PE of the team describes the same call. */
 struct tshmem_reduce_call {
@@ -351,12 +351,12 @@ int tshmem_allreduce_oneshot(const struct tshmem_reduce_call *c);            /* 
 int tshmem_allreduce_recursive_doubling(const struct tshmem_reduce_call *c); /* recursive_doubling.c */
 int tshmem_allreduce_ring(const struct tshmem_reduce_call *c);               /* ring.c */
 int tshmem_allreduce_twoshot(const struct tshmem_reduce_call *c);            /* twoshot.c */
-/* 2.5 (week2/10-multi-node/hierarchical.c): node allreduce, leaders' allreduce, node broadcast,
+/* 2.5 (week2/2.5-multi-node/hierarchical.c): node allreduce, leaders' allreduce, node broadcast,
  * on teams split from c->team at its first call; forget destroys those teams. */
 int tshmem_allreduce_hierarchical(const struct tshmem_reduce_call *c);
 void tshmem_allreduce_hierarchical_forget(tshmem_team_t team);
 
-/* ---- 2.1: communication buffers (week2/06-buffers) ------------------------------------------
+/* ---- 2.1: communication buffers (week2/2.1-buffers) ------------------------------------------
  * One tshmem_malloc block per buffer, with the same layout on every PE:
  *
  *   tail[0 .. n_pes-1]   tail[s] on PE r: slots that sender s has filled in r's ring for s.
@@ -396,10 +396,10 @@ struct tshmem_buffer {
 };
 #define TSHMEM_NO_RESERVE ((size_t)-1)
 
-/* Provided (week2/06-buffers/buffer.c): stops with a clear message unless buf is a live buffer. */
+/* Provided (week2/2.1-buffers/buffer.c): stops with a clear message unless buf is a live buffer. */
 void tshmem_buffer_check(const char *func, const tshmem_buffer_t *buf);
 
-/* ---- Provided: what fcollect and broadcast share (week2/08-allgather/collect.c) ------------- */
+/* ---- Provided: what fcollect and broadcast share (week2/2.3-allgather/collect.c) ------------- */
 /* One call of a chapter 2.3 collective, as this member of the team sees it. */
 struct tshmem_collect_call {
     const char *func;                /* the public function, for messages */
@@ -451,14 +451,14 @@ void tshmem_collect_nodes(const struct tshmem_collect_call *call, struct tshmem_
  * leaders' ring and pulls run for real before chapter 2.5. 0 (the default): the real nodes. */
 extern int tshmem_collect_test_groups;
 
-/* ---- 2.3: the selector (week2/08-allgather/select.c) ------------------------------------------ */
+/* ---- 2.3: the selector (week2/2.3-allgather/select.c) ------------------------------------------ */
 enum tshmem_collect_op { TSHMEM_COLLECT_FCOLLECT, TSHMEM_COLLECT_BROADCAST };
 /* The algorithm TSHMEM_ALGO_AUTO runs for this call; nbytes is the size per PE (fcollect) or the
  * message (broadcast). Every member picks the same one: it depends on collective arguments only. */
 enum tshmem_algo tshmem_collect_select(enum tshmem_collect_op op,
                                        const struct tshmem_collect_call *call, size_t nbytes);
 
-/* ---- 2.4: non-blocking collectives (week2/09-overlap) --------------------------------------
+/* ---- 2.4: non-blocking collectives (week2/2.4-overlap) --------------------------------------
  * A request is one non-blocking collective: checked and numbered by the program's thread
  * (tshmem_allreduce_nb, tshmem_fcollectmem_nb), carried out by the progress thread
  * (tshmem_nb_allreduce_run), waited for by the program. Requests live in a fixed pool of
@@ -483,7 +483,7 @@ struct tshmem_request {
  * then allgather, chunk by chunk, through the double-buffered nb_landing zone; an fcollect goes
  * on to tshmem_nb_fcollect_run. */
 void tshmem_nb_allreduce_run(const struct tshmem_request *req);
-/* 3.4 (week3/14-zero/fcollect_nb.c): a non-blocking fcollect's one chunk number, carried out by
+/* 3.4 (week3/3.4-zero/fcollect_nb.c): a non-blocking fcollect's one chunk number, carried out by
  * the progress thread: every PE's block put straight into every team PE's dest. */
 void tshmem_nb_fcollect_run(const struct tshmem_request *req);
 /* How many chunks a call of `bytes` bytes of elem-byte elements takes on a team of n PEs. */
@@ -493,7 +493,7 @@ void tshmem_progress_finalize(void);
 /* How many non-blocking collectives this PE has started (for the training step's checks). */
 uint64_t tshmem_nb_started(void);
 
-/* ---- 3.1: MoE dispatch and combine (week3/11-moe-alltoall) ----------------------------------
+/* ---- 3.1: MoE dispatch and combine (week3/3.1-moe-alltoall) ----------------------------------
  * One tshmem_malloc block per handle, the same layout on every PE (moe.c lays it out):
  *
  *   count_sig[j]       written by team PE j only: the layer number L once its expert counts of

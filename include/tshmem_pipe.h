@@ -3,9 +3,9 @@
  * A model of n_stages layers is cut into stages, one layer per stage, stage s on team PE s.
  * Every layer maps a micro-batch of `rows` samples of `width` floats to the same shape:
  * y = tanh(W x + b). The last stage compares its output with a target and adds the squared
- * error to the loss. The model (week3/12-pipeline/stage.c) is provided, with a single-process
+ * error to the loss. The model (week3/3.2-pipeline/stage.c) is provided, with a single-process
  * run of the same layers to check against. What you write is the handoff between stages
- * (week3/12-pipeline/handoff.c) and the two schedules (week3/12-pipeline/schedule.c); their
+ * (week3/3.2-pipeline/handoff.c) and the two schedules (week3/3.2-pipeline/schedule.c); their
  * public names are declared in tshmem.h, section 3.2.
  */
 #ifndef TSHMEM_PIPE_H

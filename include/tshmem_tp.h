@@ -7,10 +7,10 @@
  * and the same columns of W2 (hidden x ffn) (the second linear is row-parallel: each PE computes
  * a partial y from its slice, and an allreduce over the team adds them). b2 and the residual
  * are added once, after the sum. The backward pass mirrors it: one allreduce of the partial
- * input gradients. The block's arithmetic (week3/15-tensor-parallel/block.c) is provided, with
+ * input gradients. The block's arithmetic (week3/3.5-tensor-parallel/block.c) is provided, with
  * a single-process run of the whole block to check against; what you write is the split, the
  * two allreduces, the teams of a TP x DP grid and the data-parallel gradient sum
- * (week3/15-tensor-parallel/tp.c and grid.c). The public names are in tshmem.h, section 3.5.
+ * (week3/3.5-tensor-parallel/tp.c and grid.c). The public names are in tshmem.h, section 3.5.
  */
 #ifndef TSHMEM_TP_H
 #define TSHMEM_TP_H

@@ -2,8 +2,8 @@
  *
  * A multi-layer perceptron in float32 (ReLU between layers, softmax cross-entropy at the end)
  * learns to tell the arms of a spiral apart, a data set generated in code from a seed. The
- * model (week2/09-overlap/mlp.c) is provided; what you write is the data-parallel step
- * (week2/09-overlap/ddp.c): each PE computes gradients on its share of the global batch, the
+ * model (week2/2.4-overlap/mlp.c) is provided; what you write is the data-parallel step
+ * (week2/2.4-overlap/ddp.c): each PE computes gradients on its share of the global batch, the
  * gradients are grouped into buckets, and each bucket's allreduce starts as soon as the
  * backward pass has produced it, while the backward pass goes on with the layers below.
  */

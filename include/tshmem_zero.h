@@ -101,7 +101,7 @@ void   tshmem_zero_params(struct tshmem_zero *z, float *out);
  * not NULL) says where they start in the layer. Stops for a layer or PE outside the model/team. */
 size_t tshmem_zero_shard(const struct tshmem_zero *z, int layer, int pe, size_t *first);
 
-/* ---- Provided (week3/14-zero/zero_model.c) ------------------------------------------------- */
+/* ---- Provided (week3/3.4-zero/zero_model.c) ------------------------------------------------- */
 /* Model state memory, counted: symmetric blocks come from tshmem_malloc (collective). */
 float *tshmem_zero_alloc(struct tshmem_zero *z, size_t count, int symmetric);
 void   tshmem_zero_release(struct tshmem_zero *z, float **p, size_t count, int symmetric);

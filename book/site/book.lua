@@ -1,7 +1,7 @@
 -- book.lua: what the web site adds to a page of book/ (a pandoc Lua filter, run by
 -- tools/build-book). The Markdown stays plain enough to read in a terminal; the site gets:
 --   * links between pages: [the heap](1.2-symmetric-heap.md) points at 1.2-symmetric-heap.html;
---   * links to course files: `week1/03-put-get/rma.c` (inline code naming a file of the course,
+--   * links to course files: `week1/1.3-put-get/rma.c` (inline code naming a file of the course,
 --     optionally with :LINE) and [text](../week1/...) point at the file's highlighted copy in
 --     src/; any other ../ link points into the repository, two folders up from the site;
 --   * an anchor (#) beside every section heading, and "On this page" under the title;
@@ -30,7 +30,7 @@ local function read_meta(meta)
   end
 end
 
--- "week1/03-put-get/rma.c:16" -> "src/week1/03-put-get/rma.c.html#src-16", or nil.
+-- "week1/1.3-put-get/rma.c:16" -> "src/week1/1.3-put-get/rma.c.html#src-16", or nil.
 local function source_link(text)
   local path, line = text:match("^([%w_%./%-]+):(%d+)$")
   if not path then

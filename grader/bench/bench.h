@@ -1,6 +1,6 @@
 /* bench.h: what every chapter benchmark shares: sizes, timing, and the line it prints.
  *
- * A benchmark program (grader/bench/bench_2_2.c) is built against one variant's library, like
+ * A benchmark program (grader/chapters/2.2/bench_2_2.c) is built against one variant's library, like
  * the PE test programs, and run under tshrun. It measures the tshmem operation and its MPI (or
  * memcpy) equivalent in the same run, and PE 0 prints one line per operation and size:
  *

@@ -243,7 +243,7 @@ int chapter_test_rank(const struct chapter *ch, const char *test)
 static int suite_tests(const struct course *c, const struct chapter *ch, int *points)
 {
     char path[4400], line[1024];
-    snprintf(path, sizeof path, "%s/grader/tests/%s.c", c->root, ch->suite);
+    snprintf(path, sizeof path, "%s/grader/chapters/%s/%s.c", c->root, ch->id, ch->suite);
     FILE *f = ch->suite[0] ? fopen(path, "r") : NULL;
     if (!f)
         return -1;
@@ -342,8 +342,8 @@ int chapter_bench_source(const struct course *c, const struct chapter *ch, char 
         if (*p == '.')
             *p = '_';
     if (ch->requires[0]) /* a GPU chapter: its study is a CUDA program */
-        snprintf(path, len, "%s/grader/gpu/bench_%s.cu", c->root, id);
+        snprintf(path, len, "%s/grader/chapters/%s/bench_%s.cu", c->root, ch->id, id);
     else
-        snprintf(path, len, "%s/grader/bench/bench_%s.c", c->root, id);
+        snprintf(path, len, "%s/grader/chapters/%s/bench_%s.c", c->root, ch->id, id);
     return access(path, R_OK) == 0;
 }

@@ -7,10 +7,10 @@
  *   "chapters"   in roadmap order, each an object:
  *     "id"         "1.3": the roadmap id that every command takes
  *     "week"       1
- *     "dir"        "week1/03-put-get": where the learner's files of the chapter live
+ *     "dir"        "week1/1.3-put-get": where the learner's files of the chapter live
  *     "title"      "One-sided put/get"
  *     "available"  true once the chapter has files, a suite and a page; false: "coming"
- *     "suite"      "suite_1_3": the Criterion suite (grader/tests/suite_1_3.c)
+ *     "suite"      "suite_1_3": the Criterion suite (grader/chapters/1.3/suite_1_3.c)
  *     "book"       "book/1.3-put-get.md": the chapter's page (grader read)
  *     "files"      ["rma.c"]: the files the learner writes, inside dir (Code column, reset,
  *                  watch, and the regression check)
@@ -40,7 +40,7 @@
 struct chapter {
     char id[8]; /* "1.3" */
     int week;
-    char dir[64]; /* "week1/03-put-get" */
+    char dir[64]; /* "week1/1.3-put-get" */
     char title[96];
     char suite[32]; /* "suite_1_3", empty when the chapter is not available yet */
     char book[96];
@@ -109,7 +109,7 @@ struct code_info {
 struct code_info chapter_code(const struct course *c, const struct chapter *ch);
 const char *code_word(struct code_info ci); /* "stub", "3 todo", "written", "?" */
 
-/* Where a chapter's benchmark source would be (grader/bench/bench_2_2.c); 1 if it exists. */
+/* Where a chapter's benchmark source would be (grader/chapters/2.2/bench_2_2.c); 1 if it exists. */
 int chapter_bench_source(const struct course *c, const struct chapter *ch, char *path, size_t len);
 
 #endif

@@ -104,7 +104,7 @@ static int suite_has_tests(const struct course *c, const struct chapter *ch)
     size_t cap = 0;
     int tests = 0;
     id_underscored(ch, id, sizeof id);
-    snprintf(path, sizeof path, "%s/grader/tests/%s.c", c->root, ch->suite);
+    snprintf(path, sizeof path, "%s/grader/chapters/%s/%s.c", c->root, ch->id, ch->suite);
     FILE *f = fopen(path, "r");
     while (f && getline(&line, &cap, f) > 0)
         tests += !strncmp(line, "Test(", 5) || !strncmp(line, "ParameterizedTest(", 18);
@@ -127,9 +127,9 @@ static void no_scaffold_left(const struct course *c, const struct chapter *ch)
 {
     char id[8], pe[64], bench[64], suite[128], sol[128], what[160];
     id_underscored(ch, id, sizeof id);
-    snprintf(pe, sizeof pe, "grader/pe/pe_%s.c", id);
-    snprintf(bench, sizeof bench, "grader/bench/bench_%s.c", id);
-    snprintf(suite, sizeof suite, "grader/tests/%s.c", ch->suite);
+    snprintf(pe, sizeof pe, "grader/chapters/%s/pe_%s.c", ch->id, id);
+    snprintf(bench, sizeof bench, "grader/chapters/%s/bench_%s.c", ch->id, id);
+    snprintf(suite, sizeof suite, "grader/chapters/%s/%s.c", ch->id, ch->suite);
     snprintf(sol, sizeof sol, "solutions/%s", ch->dir);
     char *places[] = {sol, suite, pe, bench, (char *)ch->book},
          *argv[9] = {"grep", "-rnH", "NEW-CHAPTER:"};

@@ -31,7 +31,7 @@ Test(metadata, points_default_to_one)
     int pts = 0;
     cr_assert_eq(chapter_declared(&c, a, &pts), 2, "no suite source: the tests points names");
     cr_assert_eq(pts, 3);
-    write_text(root, "grader/tests/suite_1_1.c",
+    write_text(root, "grader/chapters/1.1/suite_1_1.c",
                "#include \"suite.h\"\nTest(ch1_1, big, .description = \"x\")\n{\n}\n"
                "static void helper(void) { }\nTest(ch1_1, plain)\n{\n}\n"
                "Test(ch1_1, zero, .description = \"Test(ch1_1, not_a_test)\")\n{\n}\n");

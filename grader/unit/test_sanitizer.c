@@ -9,10 +9,10 @@
     "==8014==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000018\n"            \
     "READ of size 9 at 0x602000000018 thread T0\n"                                                 \
     "    #0 0x7f0 in __interceptor_memcpy\n"                                                       \
-    "    #1 0x55e in put_sizes grader/pe/pe_1_3.c:39\n"                                            \
+    "    #1 0x55e in put_sizes grader/chapters/1.3/pe_1_3.c:39\n"                                            \
     "\n"                                                                                           \
     "0x602000000018 is located 0 bytes to the right of 8-byte region\n"                            \
-    "SUMMARY: AddressSanitizer: heap-buffer-overflow grader/pe/pe_1_3.c:39 in put_sizes\n"         \
+    "SUMMARY: AddressSanitizer: heap-buffer-overflow grader/chapters/1.3/pe_1_3.c:39 in put_sizes\n"         \
     "Shadow bytes around the buggy address:\n"                                                     \
     "  0x0c047fff8000: fa fa 00 fa fa fa\n"
 
@@ -54,7 +54,7 @@ Test(sanitizer, message_shows_the_report_head_and_names_the_whole_output, .init 
     cr_assert(msg != NULL);
     cr_assert(strstr(msg, "a sanitizer reported an error in PE 1:") != NULL, "%s", msg);
     cr_assert(strstr(msg, "ERROR: AddressSanitizer: heap-buffer-overflow") != NULL, "%s", msg);
-    cr_assert(strstr(msg, "#1 0x55e in put_sizes grader/pe/pe_1_3.c:39") != NULL, "%s", msg);
+    cr_assert(strstr(msg, "#1 0x55e in put_sizes grader/chapters/1.3/pe_1_3.c:39") != NULL, "%s", msg);
     cr_assert(strstr(msg, "SUMMARY: AddressSanitizer") != NULL, "%s", msg);
     cr_assert(strstr(msg, "Shadow bytes") == NULL, "past the SUMMARY line:\n%s", msg);
     char *path = named_file(msg), *text = NULL;

@@ -62,19 +62,19 @@ bad_lines=$(grep -cv '^{"event":' "$out")
 expect "test --json: chapter, phases, 9 tests, end, summary" "$out" '"event":"chapter","chapter":"1.1"' \
   '"event":"phase"' '"phase":"run"' '"tests":9' '"event":"test"' '"done":9' \
   '"event":"chapter_end"' '"event":"summary","passed":0,"failed":9'
-expect "a failing test's message teaches" "$out" "is not written yet (chapter 1.1)" "week1/01-init/init.c:"
+expect "a failing test's message teaches" "$out" "is not written yet (chapter 1.1)" "week1/1.1-init/init.c:"
 expect "test records progress" .tshmem-progress.json '"total": 9' '"passed": 0' '"max_points": 16'
 
 # ---- reset -----------------------------------------------------------------------------------
-echo "/* my attempt */" >>week1/03-put-get/rma.c
+echo "/* my attempt */" >>week1/1.3-put-get/rma.c
 "$G" reset 1.3 >"$out" 2>&1 </dev/null
 expect "reset asks for --yes when it cannot ask" "$out" "grader reset 1.3 --yes"
 "$G" reset 1.3 --yes >"$out" 2>&1
 expect "reset names the backup" "$out" "Chapter 1.3 is the stub again. Your files are in .grader-backups/1.3-"
-check "the file is the stub again" cmp -s week1/03-put-get/rma.c build/stubs/week1/03-put-get/rma.c
+check "the file is the stub again" cmp -s week1/1.3-put-get/rma.c build/stubs/week1/1.3-put-get/rma.c
 first=$(ls -d .grader-backups/1.3-* | head -1)
 check "the backup holds the learner's file" grep -q "my attempt" "$first/rma.c"
-echo "/* second attempt */" >>week1/03-put-get/rma.c
+echo "/* second attempt */" >>week1/1.3-put-get/rma.c
 "$G" reset 1.3 --yes >/dev/null 2>&1
 n=$(ls -d .grader-backups/1.3-* | wc -l)
 [ "$n" -eq 2 ] && ok "a second reset makes a second backup" || not_ok "a second reset makes a second backup" "$(ls .grader-backups)"
@@ -115,7 +115,7 @@ expect "ending no session is a sentence" "$out" "no session is open"
 expect "session start" "$out" "Session started at" "finish chapter 1.1"
 "$G" session start "again" >"$out" 2>&1
 expect "one session at a time" "$out" "a session is open since"
-cp solutions/week1/01-init/init.c week1/01-init/init.c
+cp solutions/week1/1.1-init/init.c week1/1.1-init/init.c
 "$G" test 1.1 >"$out" 2>&1
 rc=$?
 expect "the reference's 1.1 passes, with points" "$out" "9 of 9 tests, 16 of 16 points" "9 passed, 0 failed"
@@ -126,7 +126,7 @@ expect "session end prints the session card" "$out" "### Study session: finish c
 expect "the session is kept in progress" .tshmem-progress.json '"goal": "finish chapter 1.1"' '"tests_fixed": 9'
 
 # ---- a regression: 1.1 breaks while working on 1.2 ---------------------------------------------
-cp build/stubs/week1/01-init/init.c week1/01-init/init.c
+cp build/stubs/week1/1.1-init/init.c week1/1.1-init/init.c
 "$G" test 1.2 >"$out" 2>&1
 expect "a change to a passed chapter re-checks it" "$out" \
   "Re-checking 1.1: it passed before, and your files changed since." \

@@ -66,7 +66,7 @@ dashboard
 on_screen "the roadmap at 80x24" "tshmem: build your own NVSHMEM" "0/15 done" "Code" "Test" "Points" \
   "Perf" "Doc" "1.1  Initialization & bootstrap" "1.4  Signals, atomics, barriers" \
   "2.2  AllReduce" "3.1  MoE all-to-all dispatch/combine" "○ to do" "Enter test" "q quit"
-on_screen "the selected chapter's overview" "Status: to do" "week1/01-init/ (init.c): the stub" \
+on_screen "the selected chapter's overview" "Status: to do" "week1/1.1-init/ (init.c): the stub" \
   "Its tests have not run yet: press Enter"
 width=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$screen")
 [ "$(wc -l <"$screen")" -le 24 ] && [ "$width" -le 80 ] && ok "it fits 80x24" ||
@@ -77,7 +77,7 @@ on_screen "the table scrolls to show the selected chapter" "3.3  The same patter
 keys Up Up Up Up Up Up Up Up Up Up Up Up
 on_screen "and back up to the first" "1.1  Initialization & bootstrap" " 1.1 Initialization & bootstrap"
 keys Down
-on_screen "Down selects the next chapter" " 1.2 Symmetric heap" "week1/02-symmetric-alloc/"
+on_screen "Down selects the next chapter" " 1.2 Symmetric heap" "week1/1.2-symmetric-heap/"
 keys Up
 on_screen "Up selects the one before" " 1.1 Initialization & bootstrap"
 
@@ -111,7 +111,7 @@ keys r
 on_screen "r opens the page in a pager" "What you will be able to do"
 keys q
 on_screen "the pager returns to the dashboard, the chapter read" "1.1: page read." "read"
-echo "/* my attempt */" >>week1/01-init/init.c
+echo "/* my attempt */" >>week1/1.1-init/init.c
 keys x
 on_screen "x asks before it resets" "Reset 1.1 to the stub? y: yes"
 keys n
@@ -119,11 +119,11 @@ on_screen "any other key keeps the files" "Nothing was changed."
 keys x
 keys y
 on_screen "y resets and names the backup" "1.1 is the stub again; your files are in .grader-backups/1.1-"
-check "the file is the stub again" cmp -s week1/01-init/init.c build/stubs/week1/01-init/init.c
+check "the file is the stub again" cmp -s week1/1.1-init/init.c build/stubs/week1/1.1-init/init.c
 keys w
 on_screen "w watches the chapter" "watching 1.1"
 sleep 0.5
-touch week1/01-init/init.c
+touch week1/1.1-init/init.c
 on_screen "a save runs the tests" "testing 1.1"
 keys Escape
 on_screen "Esc cancels a run" "1.1: run cancelled"

@@ -10,14 +10,14 @@ exec 3<>keys.fifo # held open here, so that watch sees no end of its input
 "$G" watch 1.1 <keys.fifo >"$out" 2>&1 &
 watch_pid=$!
 
-if wait_for "$out" "Watching week1/01-init (init.c)" 90; then ok "the first run, then it watches the chapter"
+if wait_for "$out" "Watching week1/1.1-init (init.c)" 90; then ok "the first run, then it watches the chapter"
 else not_ok "the first run, then it watches the chapter" "$(cat "$out")"; fi
 expect "the first run is the chapter's tests" "$out" "---- run 1: chapter 1.1" "0 passed, 9 failed"
 sleep 1
-touch week1/01-init/init.c
+touch week1/1.1-init/init.c
 if wait_for "$out" "---- run 2: chapter 1.1" 20; then ok "saving a file runs the tests again"
 else not_ok "saving a file runs the tests again" "$(cat "$out")"; fi
-wait_for "$out" "Watching week1/01-init: save to run again" 90
+wait_for "$out" "Watching week1/1.1-init: save to run again" 90
 echo r >&3
 if wait_for "$out" "---- run 3: chapter 1.1" 20; then ok "r runs the tests now (when notifications do not arrive)"
 else not_ok "r runs the tests now (when notifications do not arrive)" "$(cat "$out")"; fi
@@ -31,7 +31,7 @@ rc=$?
 no_leftovers "nothing is left running after q"
 
 # A chapter that passes: watch (of no chapter named) moves on to the next one.
-cp solutions/week1/01-init/init.c week1/01-init/init.c
+cp solutions/week1/1.1-init/init.c week1/1.1-init/init.c
 : >"$out"
 "$G" watch <keys.fifo >"$out" 2>&1 &
 watch_pid=$!

@@ -3,7 +3,7 @@
  * build/gpu/<impl>/python/tshmem_cuda/_tshmem_cuda.so with chapter 3.3's code (the reference or
  * yours); its Python part is the CPU module's, with CUDA streams.
  *
- * What changes from the CPU module (week3/16-pytorch): nvshmem_malloc instead of tshmem_calloc,
+ * What changes from the CPU module (week3/3.6-pytorch): nvshmem_malloc instead of tshmem_calloc,
  * (kDLCUDA, device) in the DLPack descriptor, nvshmem_ptr for peers, and the allreduce is
  * enqueued, not run: allreduce_(t, stream) launches tg_allreduce on PyTorch's current stream,
  * after the kernels that wrote t, and returns at once. allreduce_start(t, compute, comm) makes

@@ -55,8 +55,8 @@ def todo_exit(e):
     head, _, task = text.partition("): ")
     section = head.split('section "', 1)[-1].rstrip('"')
     # The module runs from its copy in build/<variant>/python/tshmem/, made by make torch;
-    # the learner edits the same file, line for line, in week3/16-pytorch/.
-    where = f"week3/16-pytorch/{os.path.basename(tb.filename)}:{tb.lineno}"
+    # the learner edits the same file, line for line, in week3/3.6-pytorch/.
+    where = f"week3/3.6-pytorch/{os.path.basename(tb.filename)}:{tb.lineno}"
     sys.stderr.write(f"tshmem: PE {ME}: {tb.name}() is not written yet (chapter 3.6).\n"
                      f"  task:  {task}\n  where: {where}\n"
                      f"  read:  chapter 3.6, section \"{section}\"  (build/grader/grader read 3.6)\n")

@@ -1,6 +1,6 @@
 /* suite_3_6.c: chapter 3.6, PyTorch integration: the Python module tshmem (tensors on the
  * symmetric heap through DLPack, allreduce on them, DataParallel with gradient buckets), run as
- * Python PE programs (grader/pe/pe_3_6.py, started by build/<variant>/bin/pe_3_6).
+ * Python PE programs (grader/chapters/3.6/pe_3_6.py, started by build/<variant>/bin/pe_3_6).
  *
  * Each PE is a Python process that imports torch, which alone takes a second or more of CPU:
  * the tests are few jobs, each with many checks, and a generous timeout (one job of 4 PEs on a

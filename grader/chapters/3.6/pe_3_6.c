@@ -1,4 +1,4 @@
-/* pe_3_6.c: chapter 3.6's PE program is Python (grader/pe/pe_3_6.py); this launcher lets the
+/* pe_3_6.c: chapter 3.6's PE program is Python (grader/chapters/3.6/pe_3_6.py); this launcher lets the
  * suite start it like every other PE program (tshrun -np N build/<variant>/bin/pe_3_6 scenario).
  * It finds the variant's module next to itself (build/<variant>/python) and the script in the
  * course, sets PYTHONPATH and becomes Debian's Python (the one python3-torch is installed for):

@@ -47,7 +47,7 @@ static const struct setting *find(const char *name)
     for (size_t i = 0; i < N_SETTINGS; i++)
         if (strcmp(table[i].name, name) == 0)
             return &table[i];
-    tshmem_fail("settings", "%s is not a tshmem setting (see week1/01-init/settings.c).", name);
+    tshmem_fail("settings", "%s is not a tshmem setting (see week1/1.1-init/settings.c).", name);
 }
 
 static const char *raw(const struct setting *s)

@@ -1,3 +1,0 @@
-/* bench_3_6.c: chapter 3.6's benchmark is Python (grader/bench/bench_3_6.py); this is the same
- * launcher as the PE program's (grader/pe/pe_3_6.c), which picks the script by its own name. */
-#include "../pe/pe_3_6.c"
