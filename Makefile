@@ -14,6 +14,7 @@
 # Nothing here ever writes inside week1/ ... or solutions/.
 
 SHELL   := /bin/bash
+.DEFAULT_GOAL := all
 # `make test` builds on every core (-j$(JOBS), each target's messages kept together), as the
 # grader does (make_jobs); JOBS=1 builds one file at a time.
 JOBS    ?= $(shell nproc 2>/dev/null || echo 1)
@@ -31,21 +32,8 @@ CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra $(WERROR)
 INCLUDE := -Iinclude
 
-# id:directory of every chapter that exists, in roadmap order (grader/course.json agrees).
-CHAPTERS := 1.1:week1/1.1-init 1.2:week1/1.2-symmetric-heap 1.3:week1/1.3-put-get \
-            1.4:week1/1.4-signals-barriers 1.5:week1/1.5-ring \
-            2.1:week2/2.1-buffers 2.2:week2/2.2-allreduce \
-            2.3:week2/2.3-allgather 2.4:week2/2.4-overlap 2.5:week2/2.5-multi-node \
-            3.1:week3/3.1-moe-alltoall 3.2:week3/3.2-pipeline 3.4:week3/3.4-zero \
-            3.5:week3/3.5-tensor-parallel
 ch_id  = $(word 1,$(subst :, ,$1))
 ch_dir = $(word 2,$(subst :, ,$1))
-# GPU chapters: CUDA sources (.cu) built with nvcc against NVSHMEM by `make gpu`, never into
-# libtshmem; their stubs are generated and checked like every other chapter's.
-GPU_CHAPTERS := 3.3:week3/3.3-gpu 3.7:week3/3.7-gpu-moe
-# Python chapters: a CPython extension module (C) and its Python part, built by `make torch`
-# into build/<variant>/python/tshmem/ against the variant's libtshmem, never into libtshmem.
-PY_CHAPTERS := 3.6:week3/3.6-pytorch
 PYTHON      ?= /usr/bin/python3
 
 empty :=
@@ -54,6 +42,57 @@ base_root = $(if $(filter solutions,$(IMPL)),solutions,$(if $(filter stubs,$(IMP
 src_root  = $(if $(filter $(call ch_id,$1),$(STUB)),build/stubs,$(if $(filter $(call ch_id,$1),$(REF)),solutions,$(base_root)))
 VARIANT   := $(IMPL)$(if $(strip $(REF)),+ref-$(subst $(space),-,$(strip $(REF))))$(if $(strip $(STUB)),+stub-$(subst $(space),-,$(strip $(STUB))))$(if $(SAN),+$(SAN))
 BUILD     := build/$(VARIANT)
+
+# ---- The chapters -------------------------------------------------------------------------------
+# grader/course.json is the one list of chapters. tools/update-lists writes what lies between
+# the two marker lines from it (make test's selftest says when it is out of date): edit
+# course.json, never the block.
+# BEGIN lists
+# id:folder of every available chapter, in roadmap order: CHAPTERS go into libtshmem,
+# GPU_CHAPTERS are CUDA + NVSHMEM (make gpu), PY_CHAPTERS a CPython module (make torch).
+CHAPTERS := 1.1:week1/1.1-init 1.2:week1/1.2-symmetric-heap 1.3:week1/1.3-put-get \
+            1.4:week1/1.4-signals-barriers 1.5:week1/1.5-ring 2.1:week2/2.1-buffers \
+            2.2:week2/2.2-allreduce 2.3:week2/2.3-allgather 2.4:week2/2.4-overlap \
+            2.5:week2/2.5-multi-node 3.1:week3/3.1-moe-alltoall 3.2:week3/3.2-pipeline \
+            3.4:week3/3.4-zero 3.5:week3/3.5-tensor-parallel
+GPU_CHAPTERS := 3.3:week3/3.3-gpu 3.7:week3/3.7-gpu-moe
+PY_CHAPTERS := 3.6:week3/3.6-pytorch
+# make pe-X_Y: all that the grader builds to run chapter X.Y's suite (its PE program,
+# and those of the chapters its "also_runs" names).
+pe-1_1: $(BUILD)/bin/pe_1_1
+pe-1_2: $(BUILD)/bin/pe_1_2
+pe-1_3: $(BUILD)/bin/pe_1_3
+pe-1_4: $(BUILD)/bin/pe_1_4
+pe-1_5: $(BUILD)/bin/pe_1_5
+pe-2_1: $(BUILD)/bin/pe_2_1
+pe-2_2: $(BUILD)/bin/pe_2_2
+pe-2_3: $(BUILD)/bin/pe_2_3
+pe-2_4: $(BUILD)/bin/pe_2_4
+pe-2_5: $(BUILD)/bin/pe_2_5 $(BUILD)/bin/pe_2_4
+pe-3_1: $(BUILD)/bin/pe_3_1
+pe-3_2: $(BUILD)/bin/pe_3_2
+pe-3_4: $(BUILD)/bin/pe_3_4
+pe-3_5: $(BUILD)/bin/pe_3_5
+pe-3_6: $(BUILD)/bin/pe_3_6
+# A GPU chapter's names, tests and GPUs, for tools/gpu-env and tools/gpu-test on a GPU
+# machine that may have no grader: make -s print-chapter ID=3.3.
+CHAPTER_3.3 := id=3.3 week=3 slug=gpu kind=gpu tag=3_3 dir=week3/3.3-gpu book=book/3.3-gpu.md grading=grader/chapters/3.3 suite=test_3_3 suite_src=grader/chapters/3.3/test_3_3.cu pe=pe_3_3 pe_src=grader/chapters/3.3/pe_3_3.c bench=bench_3_3 bench_src=grader/chapters/3.3/bench_3_3.cu make_target=pe-3_3 min_gpus=2 all_gpus=0 gpu_tests=bootstrap,ring_shift,ring_bcast,allreduce,put
+CHAPTER_3.7 := id=3.7 week=3 slug=gpu-moe kind=gpu tag=3_7 dir=week3/3.7-gpu-moe book=book/3.7-gpu-moe.md grading=grader/chapters/3.7 suite=test_3_7 suite_src=grader/chapters/3.7/test_3_7.cu pe=pe_3_7 pe_src=grader/chapters/3.7/pe_3_7.c bench=bench_3_7 bench_src=grader/chapters/3.7/bench_3_7.cu make_target=pe-3_7 min_gpus=1 all_gpus=1 gpu_tests=ring,dispatch,combine,layers,no_p2p,low_latency
+# The README's commands: install what is missing, build, grade a week's chapters.
+WEEKS := week1 week2 week3
+week1: deps
+week2: deps
+week3: deps deps-torch
+# make help's lines for them.
+define HELP_WEEKS
+@echo "  make week1        install what is missing, build your code, grade chapters 1.1-1.5"
+@echo "  make week2        the same for chapters 2.1-2.5"
+@echo "  make week3        the same for chapters 3.1-3.7"
+@echo "                    (3.3 and 3.7 need GPUs and NVSHMEM: skipped, with the reason, elsewhere;"
+@echo "                    make gpu builds and runs them)"
+@echo "                    (3.6 needs PyTorch: make week3 installs it, as make deps-torch does)"
+endef
+# END lists
 
 # SAN=address: the runtime, PE programs, benchmarks, suites and grader under AddressSanitizer
 # and UndefinedBehaviorSanitizer (build/<variant>+address/, build/grader-address/);
@@ -120,8 +159,8 @@ NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES
 .PHONY: book check-book deps-book deps-torch
 .PHONY: gpu gpu-test gpu-bench gpu-check torch
 .PHONY: all help deps deps-hosts lib pe-programs bench-programs suites grader unit stubs \
-        check-stubs lint sanitize sanitize-unit week1 week2 week3 test test-hosts \
-        clean print-build-dir print-chapters
+        check-stubs lint sanitize sanitize-unit $(WEEKS) test test-hosts \
+        clean print-build-dir print-chapters print-chapter
 
 # Everything `grader test` and the dashboard use: your code's library and PE programs, the
 # grader and the chapters' suites (the grader also builds a missing one itself).
@@ -132,7 +171,7 @@ help:
 	@echo
 	@echo "  make              build what the grader and its dashboard use: your code, the PE"
 	@echo "                    programs, the grader and the suites (then: build/grader/grader)"
-	@echo "  make week1        install what is missing, build your code, grade chapters 1.1-1.5"
+	$(HELP_WEEKS)
 	@echo "  make test         build everything with warnings as errors; every suite must pass on"
 	@echo "                    solutions/ and fail on each chapter's stub; check stub drift; the"
 	@echo "                    grader's unit and end-to-end tests (dashboard in tmux, watch);"
@@ -142,10 +181,6 @@ help:
 	@echo "                    with the reason, where namespaces are not allowed; make test runs"
 	@echo "                    it); BENCH=1 adds grader bench 2.5 over the link"
 	@echo "  make lib          build build/<impl>/lib/libtshmem.a (IMPL=learner|solutions)"
-	@echo "  make week2        the same for chapters 2.1-2.5"
-	@echo "  make week3        the same for week 3's chapters (the GPU chapters 3.3 and 3.7 are skipped,"
-	@echo "                    with the reason, without GPUs and NVSHMEM; make gpu builds and runs"
-	@echo "                    them); installs PyTorch for 3.6"
 	@echo "  make pe-programs  build the PE-side test programs of a variant (IMPL, REF, STUB)"
 	@echo "  make bench-programs  build the chapter benchmarks of a variant (build/<impl>/bin/bench_*)"
 	@echo "  make suites       build the Criterion test suites (build/grader/suite_*)"
@@ -164,7 +199,7 @@ help:
 	@echo "  make gpu-test     run their tests (3.3: 2 GPUs; 3.7: 1 GPU or more; else skipped)"
 	@echo "  make gpu-bench    their studies (grader bench 3.3 / 3.7 too): NCCL, CUDA IPC, NVSHMEM"
 	@echo "  make book         build this course's book as a static site in build/book/ (open"
-	@echo "                    build/book/index.html); installs pandoc, graphviz, gnuplot, jq"
+	@echo "                    build/book/index.html); installs pandoc, graphviz, gnuplot"
 	@echo "  make check-book   the book's checks (make test runs them): the site builds without"
 	@echo "                    warnings, links and images resolve, listings compile, screenshots"
 	@echo "  make deps         install missing Debian packages (apt-get, as root or through sudo)"
@@ -206,12 +241,6 @@ $(foreach c,$(CHAPTERS),$(eval $(call chapter_rules,$c)))
 
 # ---- PE-side test programs, linked against the variant's library ------------------------------
 pe-programs: $(PE_PROGS)
-
-# One chapter's PE program, e.g. make pe-2_2: all that the grader builds to run chapter 2.2.
-pe-%: $(BUILD)/bin/pe_%
-	@true
-# 2.5's suite also runs 2.4's program (a non-blocking allreduce in flight across nodes).
-pe-2_5: $(BUILD)/bin/pe_2_4
 
 $(BUILD)/bin/pe_%: pe_%.c $(wildcard grader/pe/*.h grader/chapters/*/pe_*.h) $(HEADERS) $(LIB)
 	@mkdir -p $(@D)
@@ -380,17 +409,10 @@ gpu-check: $(filter build/stubs/week3/%,$(STUB_FILES))
 	@tools/gpu-torch --compile-only
 
 # ---- The two commands of the README -----------------------------------------------------------
-week1: deps
+# (what each week needs besides deps is in the chapter lists above)
+$(WEEKS):
 	@$(MAKE) --no-print-directory -s grader suites
-	@$(GRADER) test week1
-
-week2: deps
-	@$(MAKE) --no-print-directory -s grader suites
-	@$(GRADER) test week2
-
-week3: deps deps-torch
-	@$(MAKE) --no-print-directory -s grader suites
-	@$(GRADER) test week3
+	@$(GRADER) test $@
 
 # Every phase runs, even after one failed, so that one run lists everything that is wrong.
 # The book's checks (mostly one core of pandoc, compilers and a browser) and the two-machine
@@ -426,6 +448,10 @@ clean:
 # ---- For the grader: facts of this Makefile, printed one per line -----------------------------
 print-build-dir:
 	@echo $(BUILD)
+
+# A GPU chapter's names and tests as shell words (tools/gpu-env, tools/gpu-test): ID=3.3.
+print-chapter:
+	@$(if $(CHAPTER_$(ID)),printf '%s\n' $(CHAPTER_$(ID)),echo "no GPU chapter '$(ID)' in the Makefile's lists" >&2; exit 2)
 
 # In roadmap order: a CPU chapter after a GPU one (3.4 after 3.3) sorts between the two lists.
 print-chapters:

@@ -27,10 +27,8 @@ struct bench_opts {
 static char *bench_program(const struct course *c, const struct chapter *ch, const char *impl,
                            const struct bench_opts *o, char **why)
 {
-    char name[32], *path = NULL;
-    snprintf(name, sizeof name, "bench_%s", ch->id);
-    for (char *p = name; *p; p++)
-        *p = *p == '.' ? '_' : *p;
+    char name[CHAPTER_PATH_MAX], *path = NULL;
+    chapter_path(ch, CH_BENCH, name, sizeof name);
     *why = NULL;
     if (o->fixture) {
         if (asprintf(&path, "%s/%s/%s", o->fixture, impl, name) < 0)
@@ -78,28 +76,20 @@ static char *comment_lines(const char *out)
     return s;
 }
 
-/* Chapters whose benchmark runs a second time across two virtual nodes joined by chapter 2.5's
- * modeled network card (TSHMEM_LINK): 2.4's overlap, which pays where a card, not a CPU,
- * moves the bytes. A 10 Gb/s Ethernet card with RDMA: 1.25 GB/s, a few microseconds. */
-static const struct {
-    const char *id, *link, *op;
-} across_nodes[] = {{"2.4", "1.25GB/s,5us", "overlap_link"}};
-
-/* The second run of `prog` across virtual nodes, if its chapter has one: its "# " lines are
- * added to *notes. 0, or -1 after saying why. */
+/* The second run of `prog` across two virtual nodes joined by chapter 2.5's modeled network
+ * card (TSHMEM_LINK), for a chapter whose course.json entry has "bench_across_nodes" (2.4's
+ * overlap, which pays where a card, not a CPU, moves the bytes): its "# " lines are added to
+ * *notes. 0, or -1 after saying why. */
 static int across_nodes_run(const struct chapter *ch, const char *prog, const char *run,
                             const struct bench_opts *o, char **notes)
 {
-    size_t i = 0, n = sizeof across_nodes / sizeof across_nodes[0];
-    while (i < n && strcmp(across_nodes[i].id, ch->id))
-        i++;
-    if (i == n || o->hosts || o->pes < 2) /* real machines have a real network */
+    if (!ch->bench_op[0] || o->hosts || o->pes < 2) /* real machines have a real network */
         return 0;
     char ppn[48], link[64];
     snprintf(ppn, sizeof ppn, "TSHMEM_PES_PER_NODE=%d", (o->pes + 1) / 2);
-    snprintf(link, sizeof link, "TSHMEM_LINK=%s", across_nodes[i].link);
+    snprintf(link, sizeof link, "TSHMEM_LINK=%s", ch->bench_link);
     const char *env[] = {ppn, link, NULL};
-    const char *args[] = {across_nodes[i].op, o->quick ? "--quick" : NULL, NULL};
+    const char *args[] = {ch->bench_op, o->quick ? "--quick" : NULL, NULL};
     printf("  running %s again across 2 virtual nodes (%s, %s) ...\n", run, ppn, link);
     fflush(stdout);
     struct pe_job job;

@@ -16,6 +16,7 @@ int cmd_card(const struct course *c, int argc, char **argv);
 int cmd_session(const struct course *c, int argc, char **argv);
 int cmd_bench(const struct course *c, int argc, char **argv);
 int cmd_list(const struct course *c, int argc, char **argv);
+int cmd_lists(const struct course *c, int argc, char **argv);
 int cmd_summary(const struct course *c, int argc, char **argv);
 int cmd_dashboard(const struct course *c, int argc, char **argv);
 int selftest(const struct course *c, int argc, char **argv);

@@ -62,6 +62,162 @@ static int get_list(json_t *obj, const char *key, char (*dst)[48], int max, int 
     return 0;
 }
 
+const char *chapter_path(const struct chapter *ch, enum chapter_part part, char *buf, size_t len)
+{
+    char tag[8];
+    snprintf(tag, sizeof tag, "%s", ch->id);
+    for (char *p = tag; *p; p++)
+        if (*p == '.')
+            *p = '_';
+    int gpu = ch->kind == KIND_GPU;
+    switch (part) {
+    case CH_TAG: snprintf(buf, len, "%s", tag); break;
+    case CH_DIR: snprintf(buf, len, "week%d/%s-%s", ch->week, ch->id, ch->slug); break;
+    case CH_BOOK: snprintf(buf, len, "book/%s-%s.md", ch->id, ch->slug); break;
+    case CH_PAGE: snprintf(buf, len, "%s-%s.md", ch->id, ch->slug); break;
+    case CH_GRADING: snprintf(buf, len, "grader/chapters/%s", ch->id); break;
+    case CH_SUITE: snprintf(buf, len, "%s_%s", gpu ? "test" : "suite", tag); break;
+    case CH_SUITE_SRC:
+        snprintf(buf, len, "grader/chapters/%s/%s_%s.%s", ch->id, gpu ? "test" : "suite", tag,
+                 gpu ? "cu" : "c");
+        break;
+    case CH_PE: snprintf(buf, len, "pe_%s", tag); break;
+    case CH_PE_SRC: snprintf(buf, len, "grader/chapters/%s/pe_%s.c", ch->id, tag); break;
+    case CH_BENCH: snprintf(buf, len, "bench_%s", tag); break;
+    case CH_BENCH_SRC:
+        snprintf(buf, len, "grader/chapters/%s/bench_%s.%s", ch->id, tag, gpu ? "cu" : "c");
+        break;
+    case CH_MAKE_TARGET: snprintf(buf, len, "pe-%s", tag); break;
+    default: snprintf(buf, len, "%s", "");
+    }
+    return buf;
+}
+
+/* "1.3": a week and a number, one digit each. */
+static int good_id(const char *id)
+{
+    return id[0] >= '1' && id[0] <= '9' && id[1] == '.' && id[2] >= '1' && id[2] <= '9' && !id[3];
+}
+
+/* "put-get": lower-case letters, digits and single dashes. */
+static int good_slug(const char *s)
+{
+    if (!*s || *s == '-' || s[strlen(s) - 1] == '-')
+        return 0;
+    for (const char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || (*p == '-' && p[1] != '-')))
+            return 0;
+    return 1;
+}
+
+/* An earlier chapter named in a list (depends, also_runs): its id, or an error. */
+static int earlier_chapters(struct course *c, json_t *item, const char *key, int index,
+                            char (*dst)[8], int *n, const char *where, char *err, size_t errlen)
+{
+    char ids[MAX_DEPENDS][48];
+    if (get_list(item, key, ids, MAX_DEPENDS, n, where, err, errlen))
+        return -1;
+    for (int d = 0; d < *n; d++) {
+        const struct chapter *dep = NULL;
+        for (int j = 0; j < index && !dep; j++) /* earlier chapters only: no cycles */
+            dep = strcmp(c->chapters[j].id, ids[d]) == 0 ? &c->chapters[j] : NULL;
+        if (!dep)
+            return bad(err, errlen, "%s: \"%s\" names %s, which is not a chapter before it",
+                       where, key, ids[d]);
+        snprintf(dst[d], sizeof dst[d], "%s", dep->id);
+    }
+    return 0;
+}
+
+/* The keys whose values follow from the id and the slug: a file that still has one was
+ * written for an older grader, and silently ignoring it would hide a rename. */
+static int derived_keys(json_t *item, const char *where, char *err, size_t errlen)
+{
+    static const char *const keys[] = {"dir", "suite", "book", "week"};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+        if (json_object_get(item, keys[k]))
+            return bad(err, errlen,
+                       "%s: \"%s\" is not a key any more: it follows from the id and the slug "
+                       "(week1/1.3-put-get, book/1.3-put-get.md); remove it",
+                       where, keys[k]);
+    return 0;
+}
+
+static int read_kind(struct chapter *ch, json_t *item, const char *where, char *err, size_t errlen)
+{
+    char kind[16];
+    if (get_str(item, "kind", kind, sizeof kind, 0, where, err, errlen))
+        return -1;
+    if (!kind[0] || !strcmp(kind, "c"))
+        ch->kind = KIND_C;
+    else if (!strcmp(kind, "gpu"))
+        ch->kind = KIND_GPU;
+    else if (!strcmp(kind, "python"))
+        ch->kind = KIND_PYTHON;
+    else
+        return bad(err, errlen, "%s: \"kind\" is \"%s\"; it must be \"c\", \"gpu\" or \"python\"",
+                   where, kind);
+    return 0;
+}
+
+/* "gpu": {"tests": [...], "min_gpus": N} and "bench_across_nodes": {"link": .., "op": ..}. */
+static int read_extras(struct chapter *ch, json_t *item, const char *where, char *err,
+                       size_t errlen)
+{
+    json_t *gpu = json_object_get(item, "gpu"), *across = json_object_get(item, "bench_across_nodes");
+    if (gpu) {
+        char tests[MAX_GPU_TESTS][48];
+        json_t *min = json_object_get(gpu, "min_gpus");
+        if (!json_is_object(gpu) || !json_is_integer(min) || json_integer_value(min) < 1 ||
+            json_integer_value(min) > 64)
+            return bad(err, errlen, "%s: \"gpu\" must be {\"tests\": [names], \"min_gpus\": 1 to 64}",
+                       where);
+        ch->min_gpus = (int)json_integer_value(min);
+        json_t *all = json_object_get(gpu, "all_gpus");
+        if (all && !json_is_boolean(all))
+            return bad(err, errlen, "%s: \"gpu\": \"all_gpus\" must be true or false", where);
+        ch->all_gpus = json_is_true(all);
+        if (get_list(gpu, "tests", tests, MAX_GPU_TESTS, &ch->ngpu_tests, where, err, errlen))
+            return -1;
+        for (int t = 0; t < ch->ngpu_tests; t++) {
+            if (strlen(tests[t]) >= sizeof ch->gpu_tests[t] || !*tests[t] ||
+                strspn(tests[t], "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(tests[t]))
+                return bad(err, errlen, "%s: the GPU test \"%s\" must be a name of lower-case "
+                           "letters, digits and _ (up to 31)", where, tests[t]);
+            snprintf(ch->gpu_tests[t], sizeof ch->gpu_tests[t], "%s", tests[t]);
+        }
+    }
+    json_t *needs = json_object_get(item, "needs");
+    if (needs && (!json_is_object(needs) ||
+                  get_str(needs, "what", ch->needs, sizeof ch->needs, 1, where, err, errlen) ||
+                  get_str(needs, "make", ch->needs_make, sizeof ch->needs_make, 1, where, err,
+                          errlen)))
+        return bad(err, errlen,
+                   "%s: \"needs\" must be {\"what\": \"PyTorch\", \"make\": \"deps-torch\"}", where);
+    if (ch->kind == KIND_GPU && ch->ngpu_tests == 0)
+        return bad(err, errlen, "%s: a GPU chapter lists its test programs in \"gpu\": {\"tests\"}",
+                   where);
+    if (across) {
+        if (!json_is_object(across) ||
+            get_str(across, "link", ch->bench_link, sizeof ch->bench_link, 1, where, err, errlen) ||
+            get_str(across, "op", ch->bench_op, sizeof ch->bench_op, 1, where, err, errlen))
+            return bad(err, errlen, "%s: \"bench_across_nodes\" must be {\"link\": \"1.25GB/s,5us\", "
+                       "\"op\": \"name\"}", where);
+    }
+    return 0;
+}
+
+/* One of a chapter's names into a field of its own (not straight: the names are made of its
+ * other fields). The slug's length keeps every name inside its field. */
+static void copy_name(char *dst, size_t len, const struct chapter *ch, enum chapter_part part)
+{
+    char name[CHAPTER_PATH_MAX];
+    chapter_path(ch, part, name, sizeof name);
+    size_t n = strnlen(name, len - 1);
+    memcpy(dst, name, n);
+    dst[n] = '\0';
+}
+
 static int read_chapter(struct course *c, json_t *item, int index, char *err, size_t errlen)
 {
     struct chapter *ch = &c->chapters[index];
@@ -71,33 +227,37 @@ static int read_chapter(struct course *c, json_t *item, int index, char *err, si
         return bad(err, errlen, "%s must be an object", where);
     if (get_str(item, "id", ch->id, sizeof ch->id, 1, where, err, errlen))
         return -1;
+    if (!good_id(ch->id))
+        return bad(err, errlen, "%s: the id \"%s\" must be a week and a number, as \"2.3\"", where,
+                   ch->id);
     snprintf(where, sizeof where, "chapter %s", ch->id);
-    json_t *week = json_object_get(item, "week"), *avail = json_object_get(item, "available");
-    if (!json_is_integer(week))
-        return bad(err, errlen, "%s: \"week\" must be a whole number", where);
-    ch->week = (int)json_integer_value(week);
+    ch->week = ch->id[0] - '0';
+    json_t *avail = json_object_get(item, "available");
     if (avail && !json_is_boolean(avail))
         return bad(err, errlen, "%s: \"available\" must be true or false", where);
     ch->available = json_is_true(avail);
-    if (get_str(item, "dir", ch->dir, sizeof ch->dir, 1, where, err, errlen) ||
+    if (derived_keys(item, where, err, errlen) ||
+        get_str(item, "slug", ch->slug, sizeof ch->slug, 1, where, err, errlen) ||
         get_str(item, "title", ch->title, sizeof ch->title, 1, where, err, errlen) ||
-        get_str(item, "suite", ch->suite, sizeof ch->suite, ch->available, where, err, errlen) ||
-        get_str(item, "book", ch->book, sizeof ch->book, ch->available, where, err, errlen) ||
         get_str(item, "requires", ch->requires, sizeof ch->requires, 0, where, err, errlen) ||
+        read_kind(ch, item, where, err, errlen) ||
         get_list(item, "files", ch->files, MAX_FILES, &ch->nfiles, where, err, errlen))
         return -1;
-    char deps[MAX_DEPENDS][48];
-    if (get_list(item, "depends", deps, MAX_DEPENDS, &ch->ndepends, where, err, errlen))
+    if (!good_slug(ch->slug))
+        return bad(err, errlen,
+                   "%s: the slug \"%s\" must be lower-case words joined by single dashes, as "
+                   "\"put-get\"",
+                   where, ch->slug);
+    copy_name(ch->dir, sizeof ch->dir, ch, CH_DIR);
+    copy_name(ch->book, sizeof ch->book, ch, CH_BOOK);
+    if (ch->available)
+        copy_name(ch->suite, sizeof ch->suite, ch, CH_SUITE);
+    if (earlier_chapters(c, item, "depends", index, ch->depends, &ch->ndepends, where, err,
+                         errlen) ||
+        earlier_chapters(c, item, "also_runs", index, ch->also_runs, &ch->nalso, where, err,
+                         errlen) ||
+        read_extras(ch, item, where, err, errlen))
         return -1;
-    for (int d = 0; d < ch->ndepends; d++) {
-        const struct chapter *dep = NULL;
-        for (int j = 0; j < index && !dep; j++) /* earlier chapters only: no cycles */
-            dep = strcmp(c->chapters[j].id, deps[d]) == 0 ? &c->chapters[j] : NULL;
-        if (!dep)
-            return bad(err, errlen, "%s: \"depends\" names %s, which is not a chapter before it",
-                       where, deps[d]);
-        snprintf(ch->depends[d], sizeof ch->depends[d], "%s", dep->id);
-    }
     json_t *hints = json_object_get(item, "hints"), *h;
     size_t i;
     if (hints && !json_is_array(hints))
@@ -237,13 +397,13 @@ int chapter_test_rank(const struct chapter *ch, const char *test)
     return MAX_TESTS_RANK;
 }
 
-/* The tests of a chapter's suite, from its source (grader/tests/suite_X_Y.c): every line that
+/* The tests of a chapter's suite, from its source (CH_SUITE_SRC): every line that
  * starts with "Test(" names one, as its second argument. Returns how many, or -1 when the file
  * cannot be read. */
 static int suite_tests(const struct course *c, const struct chapter *ch, int *points)
 {
-    char path[4400], line[1024];
-    snprintf(path, sizeof path, "%s/grader/chapters/%s/%s.c", c->root, ch->id, ch->suite);
+    char path[4400], line[1024], rel[CHAPTER_PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", c->root, chapter_path(ch, CH_SUITE_SRC, rel, sizeof rel));
     FILE *f = ch->suite[0] ? fopen(path, "r") : NULL;
     if (!f)
         return -1;
@@ -336,14 +496,7 @@ int chapter_closure(const struct course *c, const struct chapter *ch, const stru
 
 int chapter_bench_source(const struct course *c, const struct chapter *ch, char *path, size_t len)
 {
-    char id[8];
-    snprintf(id, sizeof id, "%s", ch->id);
-    for (char *p = id; *p; p++)
-        if (*p == '.')
-            *p = '_';
-    if (ch->requires[0]) /* a GPU chapter: its study is a CUDA program */
-        snprintf(path, len, "%s/grader/chapters/%s/bench_%s.cu", c->root, ch->id, id);
-    else
-        snprintf(path, len, "%s/grader/chapters/%s/bench_%s.c", c->root, ch->id, id);
+    char rel[CHAPTER_PATH_MAX];
+    snprintf(path, len, "%s/%s", c->root, chapter_path(ch, CH_BENCH_SRC, rel, sizeof rel));
     return access(path, R_OK) == 0;
 }

@@ -82,6 +82,13 @@ static const struct command_help helps[] = {
      "  --impl solutions  the reference and MPI only: nothing of yours is built or recorded\n"},
     {"list", "usage: grader list\n\nThe roadmap: every chapter, its folder, and whether it is "
              "available yet.\n"},
+    {"lists",
+     "usage: grader lists --check | --write | --paths CHAPTER\n\n"
+     "For maintainers. grader/course.json is the one list of chapters; the Makefile's chapter\n"
+     "lists and targets, make help's weeks, the README's roadmap and book/pages.txt's chapters\n"
+     "restate it between marker lines. --check says which file is out of date, --write rewrites\n"
+     "them (tools/update-lists runs it), --paths prints the names of a chapter's places (its\n"
+     "folder, page, suite, PE program, benchmark) as shell assignments.\n"},
     {"selftest",
      "usage: grader selftest [CHAPTER ...]\n\n"
      "The course's own checks (what `make test` runs): every suite passes on solutions/ and\n"

@@ -22,6 +22,7 @@ int main(int argc, char **argv)
     } cmds[] = {{"test", cmd_test},   {"watch", cmd_watch},     {"hint", cmd_hint},
                 {"read", cmd_read},   {"reset", cmd_reset},     {"card", cmd_card},
                 {"bench", cmd_bench}, {"session", cmd_session}, {"list", cmd_list},
+                {"lists", cmd_lists},
                 {NULL, NULL}};
     int rc = -1;
     if (argc < 2)

@@ -445,9 +445,9 @@ int chapter_run(const struct course *c, const struct chapter *ch, const struct v
     /* The chapter's PE program (pe-2_2 for suite_2_2), not every chapter's: a variant made for
      * one run (a stub's, in make test) links one program instead of a dozen. And the chapter's
      * suite: a course built with plain `make` may not have it yet. */
-    char targets[160];
-    const char *tag = strncmp(ch->suite, "suite_", 6) ? ch->suite : ch->suite + 6;
-    snprintf(targets, sizeof targets, "pe-%s build/grader/%s", tag, ch->suite);
+    char targets[2 * CHAPTER_PATH_MAX + 16], make_target[CHAPTER_PATH_MAX];
+    snprintf(targets, sizeof targets, "%s build/grader/%s",
+             chapter_path(ch, CH_MAKE_TARGET, make_target, sizeof make_target), ch->suite);
     int status = run_make(c, v, targets, &out->build_log);
     if (grader_stop) {
         out->interrupted = 1;

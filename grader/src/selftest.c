@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include "course.h"
+#include "lists.h"
 #include "run.h"
+#include "util.h"
 
 static int passed, failed, skipped;
 
@@ -32,21 +34,15 @@ static void check_command(const struct course *c, const char *what, char *const 
     free(out);
 }
 
-/* The Makefile's CHAPTERS list must be course.json's available chapters, in order. */
+/* The lists that restate course.json (the Makefile's, the README's roadmap, book/pages.txt)
+ * must say what it says. */
 static void check_metadata(const struct course *c)
 {
-    char *out = NULL, want[2048] = "";
-    char *argv[] = {"make", "-s", "--no-print-directory", "print-chapters", NULL};
-    run_command(c, argv, NULL, &out);
-    for (int i = 0; i < c->n; i++)
-        if (c->chapters[i].available)
-            snprintf(want + strlen(want), sizeof want - strlen(want), "%s:%s\n", c->chapters[i].id,
-                     c->chapters[i].dir);
-    char detail[4200];
-    snprintf(detail, sizeof detail, "    Makefile CHAPTERS:\n%s    course.json:\n%s", out, want);
-    check(strcmp(out, want) == 0, "the Makefile and grader/course.json list the same chapters",
+    char *detail = NULL;
+    int stale = lists_check(c, &detail);
+    check(stale == 0, "the Makefile, README.md and book/pages.txt list the chapters of grader/course.json",
           detail);
-    free(out);
+    free(detail);
 }
 
 static void check_points(const struct chapter *ch, const struct chapter_run *r)
@@ -69,6 +65,22 @@ static void check_points(const struct chapter *ch, const struct chapter_run *r)
 
 /* What course.json says of a chapter holds: its files exist, in weekN/ and solutions/, its
  * page exists, and it has hints. */
+/* The folder and the page are named by chapter_path; the page's first line must be the id and
+ * the title course.json gives, so that the roadmap, the dashboard and the book say one name. */
+static void check_page_title(const struct course *c, const struct chapter *ch)
+{
+    char path[4400], what[200], detail[600], want[128], *text;
+    snprintf(path, sizeof path, "%s/%s", c->root, ch->book);
+    snprintf(want, sizeof want, "# %s %s\n", ch->id, ch->title);
+    text = read_file(path, NULL);
+    snprintf(what, sizeof what, "%s: %s opens with its id and title", ch->id, ch->book);
+    snprintf(detail, sizeof detail, "    the page's first line should be \"%.*s\" (grader/course.json's "
+             "\"title\"), and is \"%.*s\"",
+             (int)strlen(want) - 1, want, text ? (int)strcspn(text, "\n") : 0, text ? text : "");
+    check(text && !strncmp(text, want, strlen(want)), what, detail);
+    free(text);
+}
+
 static void check_chapter_files(const struct course *c, const struct chapter *ch)
 {
     char what[200], detail[1024] = "", path[4400];
@@ -86,37 +98,33 @@ static void check_chapter_files(const struct course *c, const struct chapter *ch
     check(ch->nhints > 0, what,
           "    add \"hints\": [\"a nudge\", \"more specific\", "
           "\"nearly the answer\"]");
-}
-
-/* "3.2" -> "3_2", as in the names of its suite, PE program and benchmark. */
-static void id_underscored(const struct chapter *ch, char *out, size_t len)
-{
-    snprintf(out, len, "%s", ch->id);
-    for (char *p = out; *p; p++)
-        *p = *p == '.' ? '_' : *p;
+    check_page_title(c, ch);
 }
 
 /* A chapter's suite must hold at least one test: with none, its reference and its stub would
  * both "pass" the selftest vacuously. Counted in the source, where a Test( opens a line. */
 static int suite_has_tests(const struct course *c, const struct chapter *ch)
 {
-    char path[4400], what[200], detail[600], id[8], *line = NULL;
+    char path[4400], what[300], detail[800], src[CHAPTER_PATH_MAX], pe[CHAPTER_PATH_MAX],
+        *line = NULL;
     size_t cap = 0;
     int tests = 0;
-    id_underscored(ch, id, sizeof id);
-    snprintf(path, sizeof path, "%s/grader/chapters/%s/%s.c", c->root, ch->id, ch->suite);
+    chapter_path(ch, CH_SUITE_SRC, src, sizeof src);
+    chapter_path(ch, CH_PE_SRC, pe, sizeof pe);
+    snprintf(path, sizeof path, "%s/%s", c->root, src);
     FILE *f = fopen(path, "r");
     while (f && getline(&line, &cap, f) > 0)
         tests += !strncmp(line, "Test(", 5) || !strncmp(line, "ParameterizedTest(", 18);
     free(line);
     if (f)
         fclose(f);
-    snprintf(what, sizeof what, "%s: grader/tests/%s.c has tests", ch->id, ch->suite);
+    snprintf(what, sizeof what, "%s: %s has tests", ch->id, src);
     snprintf(detail, sizeof detail,
              "    %s: write one Test(ch%s, name, .description = \"...\") per behaviour the\n"
-             "    learner must get right, each running a scenario of grader/pe/pe_%s.c on some\n"
+             "    learner must get right, each running a scenario of %s on some\n"
              "    PE counts (see suite_3_2.c); a chapter without tests cannot be graded",
-             f ? "it has no Test()" : "the file does not exist", id, id);
+             f ? "it has no Test()" : "the file does not exist",
+             chapter_path(ch, CH_TAG, path, sizeof path), pe);
     check(tests > 0, what, detail);
     return tests > 0;
 }
@@ -125,11 +133,11 @@ static int suite_has_tests(const struct course *c, const struct chapter *ch)
  * write there; a chapter passes only once none is left. */
 static void no_scaffold_left(const struct course *c, const struct chapter *ch)
 {
-    char id[8], pe[64], bench[64], suite[128], sol[128], what[160];
-    id_underscored(ch, id, sizeof id);
-    snprintf(pe, sizeof pe, "grader/chapters/%s/pe_%s.c", ch->id, id);
-    snprintf(bench, sizeof bench, "grader/chapters/%s/bench_%s.c", ch->id, id);
-    snprintf(suite, sizeof suite, "grader/chapters/%s/%s.c", ch->id, ch->suite);
+    char pe[CHAPTER_PATH_MAX], bench[CHAPTER_PATH_MAX], suite[CHAPTER_PATH_MAX], sol[128],
+        what[160];
+    chapter_path(ch, CH_PE_SRC, pe, sizeof pe);
+    chapter_path(ch, CH_BENCH_SRC, bench, sizeof bench);
+    chapter_path(ch, CH_SUITE_SRC, suite, sizeof suite);
     snprintf(sol, sizeof sol, "solutions/%s", ch->dir);
     char *places[] = {sol, suite, pe, bench, (char *)ch->book},
          *argv[9] = {"grep", "-rnH", "NEW-CHAPTER:"};

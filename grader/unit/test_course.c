@@ -76,25 +76,36 @@ static const char *const broken[][2] = {
     {"{\"chapters\": [", "line"},
     {"{\"title\": \"x\"}", "\"chapters\""},
     {"{\"chapters\": []}", "non-empty"},
-    {"{\"chapters\": [{\"week\": 1, \"dir\": \"d\", \"title\": \"t\"}]}", "\"id\""},
-    {"{\"chapters\": [{\"id\": \"1.1\", \"week\": \"one\", \"dir\": \"d\", \"title\": \"t\"}]}",
-     "\"week\""},
-    {"{\"chapters\": [{\"id\": \"1.1\", \"week\": 1, \"dir\": \"d\", \"title\": \"t\", "
-     "\"available\": true, \"suite\": \"s\", \"book\": \"b\"}]}",
-     "\"files\""},
-    {"{\"chapters\": [{\"id\": \"1.1\", \"week\": 1, \"dir\": \"d\", \"title\": \"t\", "
-     "\"depends\": [\"1.2\"]}, {\"id\": \"1.2\", \"week\": 1, \"dir\": \"e\", \"title\": \"u\"}]}",
+    {"{\"chapters\": [{\"slug\": \"d\", \"title\": \"t\"}]}", "\"id\""},
+    {"{\"chapters\": [{\"id\": \"1.1\", \"week\": 1, \"slug\": \"d\", \"title\": \"t\"}]}",
+     "\"week\" is not a key"},
+    {"{\"chapters\": [{\"id\": \"1.1\", \"dir\": \"week1/x\", \"slug\": \"d\", \"title\": \"t\"}]}",
+     "\"dir\" is not a key"},
+    {"{\"chapters\": [{\"id\": \"1.10\", \"slug\": \"d\", \"title\": \"t\"}]}", "a week and a number"},
+    {"{\"chapters\": [{\"id\": \"1.1\", \"slug\": \"Put Get\", \"title\": \"t\"}]}", "the slug"},
+    {"{\"chapters\": [{\"id\": \"1.1\", \"title\": \"t\"}]}", "\"slug\""},
+    {"{\"chapters\": [{\"id\": \"1.1\", \"slug\": \"d\", \"title\": \"t\", \"kind\": \"rust\"}]}",
+     "\"kind\""},
+    {"{\"chapters\": [{\"id\": \"1.1\", \"slug\": \"d\", \"title\": \"t\", \"kind\": \"gpu\"}]}",
+     "test programs"},
+    {"{\"chapters\": [{\"id\": \"1.1\", \"slug\": \"d\", \"title\": \"t\", \"also_runs\": [\"1.1\"]}]}",
      "not a chapter before it"},
-    {"{\"chapters\": [{\"id\": \"1.1\", \"week\": 1, \"dir\": \"d\", \"title\": \"t\", "
+    {"{\"chapters\": [{\"id\": \"1.1\", \"slug\": \"d\", \"title\": \"t\", "
+     "\"available\": true}]}",
+     "\"files\""},
+    {"{\"chapters\": [{\"id\": \"1.1\", \"slug\": \"d\", \"title\": \"t\", "
+     "\"depends\": [\"1.2\"]}, {\"id\": \"1.2\", \"slug\": \"e\", \"title\": \"u\"}]}",
+     "not a chapter before it"},
+    {"{\"chapters\": [{\"id\": \"1.1\", \"slug\": \"d\", \"title\": \"t\", "
      "\"hints\": [\"ok\", 7]}]}",
      "hint 2"},
-    {"{\"chapters\": [{\"id\": \"1.1\", \"week\": 1, \"dir\": \"d\", \"title\": \"t\", "
+    {"{\"chapters\": [{\"id\": \"1.1\", \"slug\": \"d\", \"title\": \"t\", "
      "\"points\": {\"x\": -1}}]}",
      "points of x"},
-    {"{\"chapters\": [{\"id\": \"1.1\", \"week\": 1, \"dir\": \"d\", \"title\": \"t\"}, "
-     "{\"id\": \"1.1\", \"week\": 1, \"dir\": \"e\", \"title\": \"u\"}]}",
+    {"{\"chapters\": [{\"id\": \"1.1\", \"slug\": \"d\", \"title\": \"t\"}, "
+     "{\"id\": \"1.1\", \"slug\": \"e\", \"title\": \"u\"}]}",
      "two chapters"},
-    {"{\"chapters\": [{\"id\": \"1.1\", \"week\": 1, \"dir\": \"d\", \"title\": \"t\", "
+    {"{\"chapters\": [{\"id\": \"1.1\", \"slug\": \"d\", \"title\": \"t\", "
      "\"available\": \"yes\"}]}",
      "true or false"},
 };
@@ -115,7 +126,7 @@ Test(metadata, a_broken_file_gets_a_sentence)
 Test(metadata, unknown_keys_are_ignored)
 {
     char err[512] = "";
-    cr_assert_eq(load_json_text("{\"chapters\": [{\"id\": \"1.1\", \"week\": 1, \"dir\": \"d\", "
+    cr_assert_eq(load_json_text("{\"chapters\": [{\"id\": \"1.1\", \"slug\": \"d\", "
                                 "\"title\": \"t\", \"extra\": {\"anything\": [1]}}], "
                                 "\"more\": 1}",
                                 err, sizeof err),

@@ -38,9 +38,9 @@ Test(reset, saves_then_restores_the_stub, .init = setup, .fini = teardown)
 {
     const struct chapter *a = course_find(&c, "1.1");
     char backup[4300], *text;
-    write_text(root, "week1/01-a/a.c", "int f(void) { return 1; } /* mine */\n");
+    write_text(root, "week1/1.1-a/a.c", "int f(void) { return 1; } /* mine */\n");
     cr_assert_eq(reset_chapter(&c, a, backup, sizeof backup), 0);
-    text = read_text(root, "week1/01-a/a.c");
+    text = read_text(root, "week1/1.1-a/a.c");
     cr_assert(text && strstr(text, "TSHMEM_TODO"), "a.c is the stub again: %s", text);
     free(text);
     char saved[4400];
@@ -56,9 +56,9 @@ Test(reset, never_overwrites_an_older_backup, .init = setup, .fini = teardown)
 {
     const struct chapter *a = course_find(&c, "1.1");
     char first[4300], second[4300];
-    write_text(root, "week1/01-a/a.c", "/* first */\n");
+    write_text(root, "week1/1.1-a/a.c", "/* first */\n");
     cr_assert_eq(reset_chapter(&c, a, first, sizeof first), 0);
-    write_text(root, "week1/01-a/a.c", "/* second */\n");
+    write_text(root, "week1/1.1-a/a.c", "/* second */\n");
     cr_assert_eq(reset_chapter(&c, a, second, sizeof second), 0); /* the same second, often */
     cr_assert_str_neq(first, second);
     cr_assert_eq(count_backups(), 2);
@@ -86,7 +86,7 @@ Test(reset, forgets_the_chapters_results, .init = setup, .fini = teardown)
     json_object_set_new(chp, "hints_used", json_integer(2));
     progress_save(&p);
     progress_close(&p);
-    write_text(root, "week1/01-a/b.c", "/* edited */\n");
+    write_text(root, "week1/1.1-a/b.c", "/* edited */\n");
     char backup[4300];
     cr_assert_eq(reset_chapter(&c, course_find(&c, "1.1"), backup, sizeof backup), 0);
     progress_open(&p, &c, 0);
@@ -103,13 +103,13 @@ Test(code, column_says_stub_todo_or_written, .init = setup, .fini = teardown)
     cr_assert_eq(ci.state, CODE_STUB);
     cr_assert_eq(ci.todos, 2);
     cr_assert_str_eq(code_word(ci), "stub");
-    write_text(root, "week1/01-a/a.c", "int f(void) { return 1; }\n");
+    write_text(root, "week1/1.1-a/a.c", "int f(void) { return 1; }\n");
     ci = chapter_code(&c, a);
     cr_assert_eq(ci.state, CODE_EDITED);
     cr_assert_str_eq(code_word(ci), "1 todo");
-    write_text(root, "week1/01-a/b.c", "int g(void) { return 2; }\n");
+    write_text(root, "week1/1.1-a/b.c", "int g(void) { return 2; }\n");
     cr_assert_str_eq(code_word(chapter_code(&c, a)), "written");
-    unlink(strcat(strcpy((char[128]){0}, root), "/week1/01-a/b.c"));
+    unlink(strcat(strcpy((char[128]){0}, root), "/week1/1.1-a/b.c"));
     cr_assert_str_eq(code_word(chapter_code(&c, a)), "?", "a missing file: cannot tell");
 }
 
@@ -117,11 +117,11 @@ Test(code, fingerprint_covers_the_chapter_and_its_dependencies, .init = setup, .
 {
     const struct chapter *a = course_find(&c, "1.1"), *b = course_find(&c, "2.1");
     uint64_t a0 = chapter_fingerprint(&c, a), b0 = chapter_fingerprint(&c, b);
-    write_text(root, "week2/02-c/c.c", "/* 2.1 edited */\n");
+    write_text(root, "week2/2.1-c/c.c", "/* 2.1 edited */\n");
     cr_assert_eq(chapter_fingerprint(&c, a), a0, "1.1 does not depend on 2.1's files");
     cr_assert_neq(chapter_fingerprint(&c, b), b0);
     b0 = chapter_fingerprint(&c, b);
-    write_text(root, "week1/01-a/b.c", "/* 1.1 edited */\n");
+    write_text(root, "week1/1.1-a/b.c", "/* 1.1 edited */\n");
     cr_assert_neq(chapter_fingerprint(&c, a), a0);
     cr_assert_neq(chapter_fingerprint(&c, b), b0, "2.1 depends on 1.1: its fingerprint moves");
 }
@@ -131,6 +131,6 @@ Test(code, signature_moves_when_a_file_is_saved, .init = setup, .fini = teardown
     const struct chapter *a = course_find(&c, "1.1");
     uint64_t s0 = chapter_files_signature(&c, a);
     cr_assert_eq(chapter_files_signature(&c, a), s0, "nothing saved, nothing moves");
-    write_text(root, "week1/01-a/a.c", "int f(void) { TSHMEM_TODO(\"x\", \"y\"); } /* saved */\n");
+    write_text(root, "week1/1.1-a/a.c", "int f(void) { TSHMEM_TODO(\"x\", \"y\"); } /* saved */\n");
     cr_assert_neq(chapter_files_signature(&c, a), s0);
 }

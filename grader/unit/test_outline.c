@@ -21,7 +21,7 @@ static void teardown(void)
 #define TODO_INIT                                                                                  \
     "1.1 ids on 2 PEs: a PE reached a function that is not written yet:\n"                         \
     "  tshmem: PE 1: tshmem_init() is not written yet (chapter 1.1).\n"                            \
-    "    task:  start MPI\n    where: week1/01-a/a.c:28\n"                                         \
+    "    task:  start MPI\n    where: week1/1.1-a/a.c:28\n"                                         \
     "    read:  chapter 1.1, section \"Bootstrap\"  (build/grader/grader read 1.1)\n"              \
     "  (3 similar lines from other PEs left out)\n(exit status 99 after 0.6 s)"
 
@@ -47,7 +47,7 @@ Test(outline, todo_block_without_the_pe_prefix, .init = setup, .fini = teardown)
     char buf[512];
     cr_assert(outline_todo(TODO_INIT, buf, sizeof buf));
     cr_assert_str_eq(buf, "tshmem_init() is not written yet (chapter 1.1).\n  task:  start MPI\n"
-                          "  where: week1/01-a/a.c:28\n  read:  chapter 1.1, section \"Bootstrap\""
+                          "  where: week1/1.1-a/a.c:28\n  read:  chapter 1.1, section \"Bootstrap\""
                           "  (build/grader/grader read 1.1)");
     cr_assert_not(outline_todo("expected 3, got 4", buf, sizeof buf));
     cr_assert_not(outline_todo(NULL, buf, sizeof buf));

@@ -20,14 +20,13 @@
  * nothing (the stubs are written by the test into build/stubs/). */
 #define TINY_COURSE                                                                                \
     "{\"title\": \"tiny\", \"chapters\": ["                                                        \
-    "{\"id\": \"1.1\", \"week\": 1, \"dir\": \"week1/01-a\", \"title\": \"A\", \"suite\": "        \
-    "\"suite_1_1\", \"book\": \"book/a.md\", \"files\": [\"a.c\", \"b.c\"], \"available\": true,"  \
+    "{\"id\": \"1.1\", \"slug\": \"a\", \"title\": \"A\","                                        \
+    " \"files\": [\"a.c\", \"b.c\"], \"available\": true,"                                         \
     " \"hints\": [\"first\", \"second\", \"third\"], \"points\": {\"big\": 3, \"zero\": 0}},"      \
-    "{\"id\": \"2.1\", \"week\": 2, \"dir\": \"week2/02-c\", \"title\": \"C\", \"suite\": "        \
-    "\"suite_2_1\", \"book\": \"book/c.md\", \"files\": [\"c.c\"], \"available\": true,"           \
+    "{\"id\": \"2.1\", \"slug\": \"c\", \"title\": \"C\","                                        \
+    " \"files\": [\"c.c\"], \"available\": true,"                                                 \
     " \"depends\": [\"1.1\"]},"                                                                    \
-    "{\"id\": \"2.2\", \"week\": 2, \"dir\": \"week2/03-d\", \"title\": \"D\", \"available\": "    \
-    "false}]}"
+    "{\"id\": \"2.2\", \"slug\": \"d\", \"title\": \"D\", \"available\": false}]}"
 
 static inline void write_text(const char *root, const char *rel, const char *text)
 {
@@ -57,8 +56,8 @@ static inline void tiny_course(struct course *c, char *root, size_t len)
     cr_assert(mkdtemp(root) != NULL);
     write_text(root, "grader/course.json", TINY_COURSE);
     write_text(root, "Makefile", "stubs:\n\t@true\n");
-    write_text(root, "book/a.md", "# A\n\nThe page of A.\n");
-    const char *files[] = {"week1/01-a/a.c", "week1/01-a/b.c", "week2/02-c/c.c"};
+    write_text(root, "book/1.1-a.md", "# A\n\nThe page of A.\n");
+    const char *files[] = {"week1/1.1-a/a.c", "week1/1.1-a/b.c", "week2/2.1-c/c.c"};
     for (int i = 0; i < 3; i++) {
         char stub[256];
         snprintf(stub, sizeof stub, "build/stubs/%s", files[i]);
