@@ -3,7 +3,7 @@ against torch.distributed over gloo (PyTorch's own CPU backend) in the same run.
 
     tools/tshrun -np 2 build/solutions/bin/bench_3_6 [--quick] [--min SIZE] [--max SIZE]
 
-PE 0 prints the lines of grader/bench/bench.h:
+PE 0 prints the lines of grader/bench/bench.h (the protocol of every benchmark):
   op=allreduce  a float32 tensor summed in place: tshmem.allreduce_ on the symmetric heap,
                 torch.distributed.all_reduce (gloo) on an ordinary tensor;
   op=ddp_step   one training step of an MLP (forward, backward with the gradient sync, SGD):

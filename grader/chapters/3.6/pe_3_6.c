@@ -15,7 +15,7 @@
 
 int main(int argc, char **argv)
 {
-    char exe[PATH_MAX], root[PATH_MAX], script[PATH_MAX + 32], pypath[PATH_MAX + 16];
+    char exe[PATH_MAX], root[PATH_MAX], script[PATH_MAX + 48], pypath[PATH_MAX + 16];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) {
         perror("pe_3_6: cannot find its own path in /proc/self/exe");
@@ -36,8 +36,8 @@ int main(int argc, char **argv)
     snprintf(root, sizeof root, "%s", exe);
     *cut[3] = *cut[2] = '/';
     snprintf(pypath, sizeof pypath, "%s/python", exe); /* build/<variant>/python */
-    const char *name = strstr(basename(argv[0]), "bench") ? "bench/bench_3_6.py" : "pe/pe_3_6.py";
-    snprintf(script, sizeof script, "%s/grader/%s", root, name);
+    const char *name = strstr(basename(argv[0]), "bench") ? "bench_3_6.py" : "pe_3_6.py";
+    snprintf(script, sizeof script, "%s/grader/chapters/3.6/%s", root, name);
     setenv("PYTHONPATH", pypath, 1);
     char **args = calloc((size_t)argc + 2, sizeof *args);
     if (!args)
