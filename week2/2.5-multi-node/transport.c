@@ -330,9 +330,10 @@ static int poll_requests(int most)
     return served;
 }
 
-/* Called by every wait loop (tshmem_spin_pause): a thread that waits, most often for a word
- * that a request of another node will set, serves the requests itself. Waking the proxy
- * thread instead costs a scheduler round trip, several microseconds, on every message. */
+/* Called by every wait loop (tshmem_spin_pause, through offnode_wait_turn below): a thread
+ * that waits, most often for a word that a request of another node will set, serves the
+ * requests itself. Waking the proxy thread instead costs a scheduler round trip, several
+ * microseconds, on every message. */
 int tshmem_offnode_progress(void)
 {
     if (!tshmem_net.active)
@@ -343,6 +344,32 @@ int tshmem_offnode_progress(void)
      * at once. Probing on before it looks would add a trip through MPI's progress engine to
      * every off-node hop. The proxy thread takes a handful. */
     return poll_requests(1);
+}
+
+/* Across a modeled link, the pause turns of a wait before its first nap; each turn also looks
+ * for arrived requests. With fewer, every wait in a chain of hops (2.4's non-blocking allreduce
+ * has several per chunk) ended in a nap, and a loaded machine makes a nap last several times
+ * what it asked for (book/performance.md, "Why the waits and the proxy are tuned as they
+ * are"). */
+#define LINK_PAUSES 200
+
+/* Chapter 1.4's wait hook while the transport runs (tshmem_wait_hook): one turn of any wait of
+ * this PE. The word we wait for may be set by a request that arrives by message: take it
+ * ourselves (tshmem_offnode_progress) rather than wait for the proxy thread to be scheduled.
+ * Across a modeled link (TSHMEM_LINK, link.c) a wait then naps instead of yielding, as a
+ * thread that waits for a network card sleeps: a thread that yields beside busy ones gets its
+ * core back only after their time slices. A long wait's look (TSHMEM_WAIT_LONG) only serves. */
+static int offnode_wait_turn(unsigned long turn)
+{
+    if (tshmem_offnode_progress() > 0)
+        return 1; /* it served a request: the word may be set now, look at once */
+    if (!tshmem_net.link_on || turn == TSHMEM_WAIT_LONG)
+        return 0; /* pause as on one node */
+    if (turn < LINK_PAUSES)
+        tshmem_cpu_pause();
+    else
+        tshmem_link_nap(turn - LINK_PAUSES);
+    return 1;
 }
 
 /* A sleep of a thread of ours that has nothing to do until a request comes (the idle proxy,
@@ -465,8 +492,12 @@ void tshmem_transport_start(void)
     const char *transport = tshmem_env_str("TSHMEM_TRANSPORT");
     tshmem_net.tcp = transport && strcmp(transport, "tcp") == 0;
     /* Before the thread starts: pthread_create orders every write above before the proxy's
-     * first read, where a store after it would race with the proxy's reads of tshmem_net.active. */
+     * first read, where a store after it would race with the proxy's reads of
+     * tshmem_net.active. */
     tshmem_net.active = 1;
+    /* Every wait of ours serves from now on. Release: a thread that finds the hook
+     * (tshmem_spin_pause loads it with acquire) finds every field above written. */
+    atomic_store_explicit(&tshmem_wait_hook, offnode_wait_turn, memory_order_release);
     if (tshmem_thread_start(&tshmem_net.thread, proxy_main, NULL, "tshmem-proxy",
                             TSHMEM_THREAD_DEFERS) != 0)
         tshmem_fail("tshmem_init", "could not start the proxy thread (out of threads?).");
@@ -494,6 +525,10 @@ void tshmem_transport_stop(void)
      * its communicator goes. */
     pthread_mutex_lock(&tshmem_net.serve);
     tshmem_net.active = 0;
+    /* No request comes any more: waits pause as on one node. Relaxed: no other thread of ours
+     * runs now (the proxy has ended, and 2.4's progress thread before tshmem_finalize came
+     * here). */
+    atomic_store_explicit(&tshmem_wait_hook, NULL, memory_order_relaxed);
     if (tshmem_net.posted) { /* posted before the stop came, by a thread that waited */
         MPI_Cancel(&tshmem_net.recv);
         MPI_Wait(&tshmem_net.recv, MPI_STATUS_IGNORE);
