@@ -332,6 +332,7 @@ LINT_FLAGS := -q --error-exitcode=1 --std=c11 --library=.cppcheck/tshmem.cfg \
 
 lint:
 	@cppcheck -j $(JOBS) $(LINT_FLAGS) solutions grader tools
+	@tools/testdata/symbols/run-tests.sh && $(MAKE) -s IMPL=solutions lib && tools/check-symbols build/solutions/lib/libtshmem.a
 
 # ---- Sanitizers: every suite on a build under ASan+UBSan, the threaded chapters under TSan --------
 # IMPL=learner (your code, the default) or IMPL=solutions; SAN_CHAPTERS / TSAN_CHAPTERS choose

@@ -1,9 +1,13 @@
 /* tshmem_internal.h: the runtime's private state and the helpers every chapter shares.
  *
- * This is course code: you read it, you do not edit it. Chapters fill in the state below
- * (1.1 the PEs, nodes and teams; 1.2 the segment, slices and allocator) and later chapters use
- * it. The helpers marked "provided" are written for you in week1/1.1-init/errors.c,
- * week1/1.1-init/settings.c and week1/1.4-signals-barriers/spin.c.
+ * This is course code: you read it, you do not edit it. Its sections follow the course, each
+ * headed with the chapter that owns it and the folder where that chapter lives. Chapters fill
+ * in the state (1.1 the PEs, nodes and teams; 1.2 the segment, slices and allocator) and later
+ * chapters use it. The helpers marked "provided" are written for you: errors.c and settings.c
+ * (1.1), spin.c (1.4), thread.c (2.4) and the others their sections name. Two things come
+ * after chapters that use them: the off-node calls that 1.3 and 1.4 make are chapter 2.5's,
+ * and the reserved area at the start of every slice, which holds words of many chapters, is
+ * laid out last.
  */
 #ifndef TSHMEM_INTERNAL_H
 #define TSHMEM_INTERNAL_H
@@ -16,109 +20,9 @@
 
 #include "tshmem.h"
 
-/* ---- Layout constants ---------------------------------------------------------------------- */
-#define TSHMEM_CACHE_LINE   64    /* one flag per cache line: two writers never share a line */
-#define TSHMEM_HEAP_ALIGN   256   /* every tshmem_malloc block starts on a 256-byte boundary */
-#define TSHMEM_SLICE_ALIGN  (2u << 20) /* slices start on 2 MiB boundaries: tshmem_align up to
-                                        * 2 MiB gives the same offset on every PE */
+/* ---- 1.1: the runtime and its bootstrap (week1/1.1-init) ------------------------------------- */
 #define TSHMEM_MAX_TEAMS    16    /* team handles 0 .. 15; 0 and 1 are WORLD and NODE */
-#define TSHMEM_MAX_ROUNDS   24    /* enough dissemination rounds for 2^24 PEs */
-#define TSHMEM_RESERVED_BYTES (2u << 20) /* the runtime's own words at the start of each slice */
-#define TSHMEM_COLL_MAX_PES 256   /* per-source words of the collectives' flag areas */
-#define TSHMEM_SCRATCH_BYTES (1u << 20) /* per PE: where collectives receive partial results */
 
-/* A word that one PE writes and another waits on, alone on its cache line. */
-struct tshmem_flag {
-    _Alignas(TSHMEM_CACHE_LINE) uint64_t value;
-    char pad[TSHMEM_CACHE_LINE - sizeof(uint64_t)];
-};
-
-/* The flags of one team's collectives (2.2, 2.3). Every word has exactly one writer (named
- * beside it) and only ever grows: a call waits for "at least this sequence number", so no flag
- * is reset between calls. */
-struct tshmem_coll_flags {
-    struct tshmem_flag ring_data;                  /* written by my ring predecessor */
-    struct tshmem_flag ring_ack;                   /* written by my ring successor */
-    struct tshmem_flag round[TSHMEM_MAX_ROUNDS];   /* round r: written by that round's partner */
-    struct tshmem_flag extra[8];                   /* the algorithm's own (non-power-of-two fix-up) */
-    _Alignas(TSHMEM_CACHE_LINE) uint64_t from[TSHMEM_COLL_MAX_PES]; /* from[i]: written by team PE i */
-};
-
-/* Recursive doubling's eager area (2.2), one per team: a call that fits one of its slots lands
- * here and needs no entry signal. It is cut as the scratch is (round r, parity x at slot
- * 2r + x; the extra's data after them, where the team has extras), the slot a multiple of 64
- * bytes, so the largest such call depends on the team's size: 3008 bytes on 2 PEs, 960 on 8,
- * 704 on 16. Only recursive doubling on this team writes it, and round r of the team's k-th
- * small call lands at parity k % 2: a partner can be one such call ahead of me, never two (it
- * needs my round-r piece of the next one first). */
-#define TSHMEM_RD_EAGER_BYTES 6016
-struct tshmem_rd_eager {
-    _Alignas(TSHMEM_CACHE_LINE) char area[TSHMEM_RD_EAGER_BYTES];
-};
-
-/* One-shot fcollect (2.3): a PE copies a piece of its block here and publishes it; its peers
- * read it from here. Two per team, used in turn, so a PE never waits for its readers. */
-#define TSHMEM_STAGE_BYTES 4096
-struct tshmem_stage {
-    struct tshmem_flag ready; /* written by this PE only: the tag of the piece now in data */
-    _Alignas(TSHMEM_CACHE_LINE) char data[TSHMEM_STAGE_BYTES];
-};
-
-/* The flags of one team's non-blocking allreduces (2.4), apart from the blocking ones' so that
- * the progress thread and the program never share a word. Each value is a chunk number of the
- * team's non-blocking calls (1, 2, 3, ... over every call), so it only grows; from[i] style:
- * word [i] is written by team PE i only. */
-struct tshmem_nb_flags {
-    _Alignas(TSHMEM_CACHE_LINE) uint64_t grant[TSHMEM_COLL_MAX_PES];  /* "my landing buffer for
-                                                                       * chunk c is free" (an
-                                                                       * fcollect: "my dest") */
-    _Alignas(TSHMEM_CACHE_LINE) uint64_t piece[TSHMEM_COLL_MAX_PES];  /* "my piece of chunk c is
-                                                                       * in your landing zone" */
-    _Alignas(TSHMEM_CACHE_LINE) uint64_t gather[TSHMEM_COLL_MAX_PES]; /* "my sum of chunk c is
-                                                                       * in your dest" (an
-                                                                       * fcollect: "my block") */
-};
-#define TSHMEM_NB_LANDING_BYTES (128u << 10) /* per landing buffer; there are two (2.4) */
-#define TSHMEM_NB_RD_BYTES 8192u /* a non-blocking allreduce whose n vectors fit in this takes
-                                  * recursive doubling (2.4) */
-
-/* tshmem_alltoallmem's words on one team (3.1): from[i] is written by team PE i only, with
- * tshmem_collect_tag(call, CREDIT) ("you may write into my dest") and then (call, DATA) ("my
- * block is in your dest"); the call number only grows, so no word is ever reset. */
-struct tshmem_alltoall_flags {
-    _Alignas(TSHMEM_CACHE_LINE) uint64_t from[TSHMEM_COLL_MAX_PES];
-};
-
-/* tshmem_alltoallmem's one-shot stage (3.1), its own and not 2.3's: the reuse argument counts
- * the calls that go through one area. A PE copies its whole source (n blocks) into its stage
- * and publishes it; every peer reads its own block out of it. Two per team, used in turn by
- * one-shot call number, so a PE never waits for its readers. */
-#define TSHMEM_A2A_STAGE_BYTES 8192 /* n x nbytes up to this goes one-shot */
-struct tshmem_a2a_stage {
-    struct tshmem_flag ready; /* written by this PE only: the one-shot call now in data */
-    _Alignas(TSHMEM_CACHE_LINE) char data[TSHMEM_A2A_STAGE_BYTES];
-};
-
-/* The start of every PE's slice: symmetric words the runtime itself uses. The user heap begins
- * TSHMEM_RESERVED_BYTES into the slice. */
-struct tshmem_reserved {
-    struct tshmem_flag sync[TSHMEM_MAX_TEAMS][TSHMEM_MAX_ROUNDS]; /* team_sync rounds (1.4) */
-    struct tshmem_flag ring[16];                            /* the ring programs (1.5) */
-    struct tshmem_coll_flags reduce[TSHMEM_MAX_TEAMS];     /* allreduce (2.2) */
-    struct tshmem_coll_flags collect[TSHMEM_MAX_TEAMS];    /* fcollect and broadcast (2.3) */
-    struct tshmem_stage stage[TSHMEM_MAX_TEAMS][2];        /* one-shot fcollect (2.3) */
-    _Alignas(TSHMEM_HEAP_ALIGN) char scratch[TSHMEM_SCRATCH_BYTES]; /* collectives' landing zone */
-    struct tshmem_nb_flags nb[TSHMEM_MAX_TEAMS];           /* non-blocking allreduce (2.4) */
-    _Alignas(TSHMEM_HEAP_ALIGN) char nb_landing[2][TSHMEM_NB_LANDING_BYTES]; /* its landing
-                                                            * zone, double-buffered (2.4) */
-    struct tshmem_alltoall_flags alltoall[TSHMEM_MAX_TEAMS]; /* tshmem_alltoallmem (3.1) */
-    struct tshmem_a2a_stage alltoall_stage[TSHMEM_MAX_TEAMS][2]; /* its one-shot (3.1) */
-    struct tshmem_rd_eager rd_eager[TSHMEM_MAX_TEAMS];     /* small allreduces (2.2) */
-};
-_Static_assert(sizeof(struct tshmem_reserved) <= TSHMEM_RESERVED_BYTES,
-               "the reserved area outgrew TSHMEM_RESERVED_BYTES");
-
-/* ---- State ----------------------------------------------------------------------------------- */
 struct tshmem_team {
     int n_pes;         /* members; 0 means this handle is not in use */
     int my_pe;         /* this PE's number in the team, -1 if not a member */
@@ -126,15 +30,8 @@ struct tshmem_team {
     uint64_t sync_seq; /* how many times this PE entered tshmem_team_sync on this team */
 };
 
-/* One block of the user heap. The blocks, in offset order, cover the whole user heap; every PE
- * keeps its own list in private memory, and because every PE makes the same calls in the same
- * order, the lists are equal and so are the offsets (chapter 1.2). */
-struct tshmem_block {
-    size_t offset; /* from the start of the slice */
-    size_t size;
-    int used;
-    struct tshmem_block *next;
-};
+struct tshmem_block;    /* 1.2: one block of the user heap (below) */
+struct tshmem_reserved; /* 1.2: the runtime's words at the start of a slice (the last section) */
 
 struct tshmem_state {
     /* 1.1: bootstrap */
@@ -162,7 +59,18 @@ struct tshmem_state {
 
 extern struct tshmem_state tshmem_g;
 
-/* ---- Provided: errors and argument checks (week1/1.1-init/errors.c) -------------------------- */
+void tshmem_require_live(const char *func);  /* stop unless between init and finalize */
+
+/* The bootstrap barrier: MPI's, with full fences so that plain stores made before it are seen
+ * by every PE after it. Used where chapter 1.4's barrier cannot be assumed (init, malloc). */
+static inline void tshmem_boot_barrier(MPI_Comm comm)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    MPI_Barrier(comm);
+    atomic_thread_fence(memory_order_seq_cst);
+}
+
+/* -- Provided: errors and argument checks (week1/1.1-init/errors.c) ---------------------------- */
 /* Prints "tshmem: PE <pe>: <func>: <message>" and stops the whole job with TSHMEM_EXIT_ERROR. */
 _Noreturn void tshmem_fail(const char *func, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -175,7 +83,8 @@ _Noreturn void tshmem_todo(const char *chapter, const char *section, const char 
     tshmem_todo(TSHMEM_CHAPTER, section, task, __func__, __FILE__, __LINE__)
 
 /* The two checks every put, get and atomic makes are inline: a compare or two on the way
- * through, where a call into errors.c cost a few of the 28 ns of an 8-byte put and quiet. Their
+ * through, where a call into errors.c was a visible part of an 8-byte put and quiet (the
+ * figures: book/performance.md, "Why the waits and the proxy are tuned as they are"). Their
  * messages are out of line (tshmem_bad_*, which stop the job). */
 _Noreturn void tshmem_bad_pe(const char *func, int pe);
 _Noreturn void tshmem_bad_symmetric(const char *func, const char *what, const void *addr,
@@ -206,7 +115,7 @@ const char *tshmem_bytes_str(size_t bytes, char *buf, size_t len);
  * to a dead peer's socket must not kill this PE before the launcher names the dead one). */
 void tshmem_process_setup(void);
 
-/* ---- Provided: settings (week1/1.1-init/settings.c) ------------------------------------------ */
+/* -- Provided: settings (week1/1.1-init/settings.c) -------------------------------------------- */
 /* Every TSHMEM_* variable is described in one table there; bad values stop with a message. */
 size_t tshmem_env_size(const char *name);   /* "64M" -> 67108864 */
 long tshmem_env_int(const char *name);
@@ -214,7 +123,56 @@ const char *tshmem_env_str(const char *name);
 int tshmem_env_flag(const char *name);      /* 0/1 */
 void tshmem_env_print(void);                /* the table with current values (TSHMEM_DEBUG=1) */
 
-/* ---- Provided: spin-waits that back off (week1/1.4-signals-barriers/spin.c) ---------------------------- */
+/* ---- 1.2: the symmetric heap (week1/1.2-symmetric-heap) -------------------------------------- */
+#define TSHMEM_HEAP_ALIGN   256   /* every tshmem_malloc block starts on a 256-byte boundary */
+#define TSHMEM_SLICE_ALIGN  (2u << 20) /* slices start on 2 MiB boundaries: tshmem_align up to
+                                        * 2 MiB gives the same offset on every PE */
+#define TSHMEM_RESERVED_BYTES (2u << 20) /* the runtime's own words at the start of each slice */
+
+/* One block of the user heap. The blocks, in offset order, cover the whole user heap; every PE
+ * keeps its own list in private memory, and because every PE makes the same calls in the same
+ * order, the lists are equal and so are the offsets (chapter 1.2). */
+struct tshmem_block {
+    size_t offset; /* from the start of the slice */
+    size_t size;
+    int used;
+    struct tshmem_block *next;
+};
+
+void tshmem_heap_create(void);               /* create and map this node's segment */
+void tshmem_heap_destroy(void);              /* unmap it */
+void *tshmem_heap_peer(const void *addr, int pe); /* addr's twin on pe; NULL if off-node */
+
+/* ---- 1.3: put and get (week1/1.3-put-get) ---------------------------------------------------- */
+/* rma.c reaches a PE of its node through tshmem_heap_peer (1.2) and checks its arguments with
+ * tshmem_check_pe and tshmem_check_symmetric (1.1); a PE on another node through chapter 2.5's
+ * tshmem_offnode_put, _get and _quiet (below), which stop with a message that names 2.5 until
+ * it is written. Nothing of its own here. */
+
+/* ---- 1.4: signals, atomics, barriers and waits (week1/1.4-signals-barriers) ------------------ */
+#define TSHMEM_CACHE_LINE   64    /* one flag per cache line: two writers never share a line */
+#define TSHMEM_MAX_ROUNDS   24    /* enough dissemination rounds for 2^24 PEs */
+
+/* A word that one PE writes and another waits on, alone on its cache line. */
+struct tshmem_flag {
+    _Alignas(TSHMEM_CACHE_LINE) uint64_t value;
+    char pad[TSHMEM_CACHE_LINE - sizeof(uint64_t)];
+};
+
+/* A uint64_t of the symmetric heap seen as a C11 atomic object. The heap is plain memory that
+ * every PE maps; all concurrent accesses to a signal word go through this view. */
+static inline _Atomic uint64_t *tshmem_atomic(const uint64_t *word)
+{
+    return (_Atomic uint64_t *)(uintptr_t)word;
+}
+
+/* The atomics of atomic.c, by kind; chapter 2.5's requests carry them across nodes. */
+enum tshmem_amo {
+    TSHMEM_AMO_FETCH, TSHMEM_AMO_SET, TSHMEM_AMO_ADD, TSHMEM_AMO_FETCH_ADD,
+    TSHMEM_AMO_SWAP, TSHMEM_AMO_COMPARE_SWAP
+};
+
+/* -- Provided: spin-waits that back off (week1/1.4-signals-barriers/spin.c) -------------------- */
 struct tshmem_spin {
     unsigned long spins;
     double started;     /* seconds, when the wait began spinning for long */
@@ -226,135 +184,30 @@ void tshmem_spin_init(struct tshmem_spin *spin, const char *func, const void *ad
 /* One turn of a wait loop: cpu pause at first, then sched_yield, then short sleeps; says what
  * it waits for after TSHMEM_HANG_WARN seconds. */
 void tshmem_spin_pause(struct tshmem_spin *spin);
-/* How a helper thread takes a core when it is woken (tshmem_thread_start), and where it runs. */
-enum tshmem_thread_policy {
-    TSHMEM_THREAD_PREEMPTS,     /* the default policy: woken, it takes a core at once */
-    TSHMEM_THREAD_DEFERS,       /* SCHED_BATCH: it waits until a core is idle or given up (a
-                                 * wait that yields or sleeps, a time slice that ends) */
-    TSHMEM_THREAD_DEFERS_BOUND, /* SCHED_BATCH where the PE is bound to one core, else the
-                                 * default */
-    TSHMEM_THREAD_OFF_MY_CORE = 8, /* added to one of the above: never on the caller's core,
-                                    * where it would only take turns with the caller */
-};
-/* Starts a helper thread of this PE named `name` (up to 15 characters: what top -H, ps -L and
- * gdb show). When the PE is bound to a single core, as Open MPI binds 2 PEs on 2 cores, the
- * thread may run on every online core: on the program's core alone it would wait out the
- * program's time slices (4 ms) whenever the program computes or blocks in an MPI call. 2.5's
- * proxy DEFERS: its wake-ups, mostly naps that find nothing, took the core from program threads
- * that were serving requests themselves (and from MPI's own runs in the benchmarks). 2.4's
- * progress thread DEFERS_BOUND: on the program's core it took the core from a program about to
- * carry the request out itself in tshmem_wait; with a core to spare it needs the default. 3.2's
- * copy helper PREEMPTS | OFF_MY_CORE: the caller waits for its half of the copy.
- * Returns 0, or pthread_create's error. */
-int tshmem_thread_start(pthread_t *thread, void *(*main)(void *), void *arg, const char *name,
-                        int policy);
-
-/* ---- 2.5: the off-node path (week2/2.5-multi-node/requests.c) ----------------------------------
- * The calls of 1.3 and 1.4 come here when tshmem_heap_peer answers NULL (the PE is on another
- * node). Until chapter 2.5 is written they stop with a message that names it. */
-enum tshmem_amo {
-    TSHMEM_AMO_FETCH, TSHMEM_AMO_SET, TSHMEM_AMO_ADD, TSHMEM_AMO_FETCH_ADD,
-    TSHMEM_AMO_SWAP, TSHMEM_AMO_COMPARE_SWAP
-};
-void tshmem_offnode_put(void *dest, const void *source, size_t nbytes, int pe);
-void tshmem_offnode_get(void *dest, const void *source, size_t nbytes, int pe);
-void tshmem_offnode_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
-uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, uint64_t cond,
-                            int pe);
-void tshmem_offnode_quiet(void);
-/* Serves the off-node requests that have arrived for this PE, if no other thread of ours is
- * doing so; a no-op on one node. Every wait loop calls it through tshmem_spin_pause, so a PE
- * that waits takes its requests without waiting for its proxy thread (provided). Returns how
- * many it served (0 or 1). */
-int tshmem_offnode_progress(void);
-/* Sleeps until a request is posted to this PE (its doorbell), the link's first held request
- * falls due, or most_ns pass (transport.c). */
-void tshmem_offnode_sleep(uint64_t most_ns);
-/* Called by tshmem_init after the heap exists: starts the proxy thread when some PE is on
- * another node (provided). */
-void tshmem_transport_start(void);
-/* Called first thing by tshmem_finalize: frees the split teams, completes this PE's off-node
- * operations, waits until every PE has done so, then stops the proxy thread (provided). */
-void tshmem_transport_stop(void);
-/* 2.5 teams (week2/2.5-multi-node/team.c): a split of parent into the groups of PEs that pass
- * the same colour (>= 0), numbered by key; TSHMEM_TEAM_INVALID for a colour < 0. Collective
- * over parent. */
-tshmem_team_t tshmem_team_split_color(const char *func, tshmem_team_t parent, int color, int key);
-void tshmem_teams_release(void); /* at finalize: the split teams' communicators */
-/* 2.5's link model (week2/2.5-multi-node/link.c, provided): TSHMEM_LINK's network card between
- * virtual nodes. Times are ns of CLOCK_MONOTONIC; a due time of 0 means no link model. */
-uint64_t tshmem_now_ns(void);
-void tshmem_link_setup(int n_pes);        /* reads TSHMEM_LINK (tshmem_transport_start) */
-int tshmem_link_on(void);
-uint64_t tshmem_link_stamp(size_t bytes); /* sender: the arrival time of a transfer given now */
-uint64_t tshmem_link_served_due(uint64_t due, int answered, size_t back);
-void tshmem_link_sleep_until(uint64_t t);
-void tshmem_precise_sleeps(void);        /* this thread's sleeps end within 1 us (timer slack) */
-/* Target (under the serve lock): requests taken before they are due wait in the link. */
-void tshmem_link_hold(void *msg, int from, uint64_t due);
-int tshmem_link_holds(int from);          /* a request of `from` is held */
-void *tshmem_link_next(int *from);        /* the next due one in order, or NULL */
-uint64_t tshmem_link_next_due(void);      /* 0: none held (any thread) */
-void tshmem_link_nap(unsigned long turn); /* a wait's turn: sleep until then, or a nap */
-
-/* ---- Provided: local reduction arithmetic (week2/2.2-allreduce/combine.c) -------------------- */
-size_t tshmem_dtype_size(enum tshmem_dtype dtype);  /* 0 if dtype is not a TSHMEM_DTYPE_* */
-/* inout[i] = inout[i] (op) in[i] for i < count; inout and in do not overlap. */
-void tshmem_reduce_local(enum tshmem_dtype dtype, enum tshmem_op op, void *inout, const void *in,
-                         size_t count);
-/* out[i] = a[i] (op) b[i] for i < count; out may be a or b, and overlaps neither otherwise. */
-void tshmem_reduce_local3(enum tshmem_dtype dtype, enum tshmem_op op, void *out, const void *a,
-                          const void *b, size_t count);
-
-/* ---- 2.2: the allreduce algorithms (week2/2.2-allreduce) ------------------------------------ */
-/* One allreduce call, checked once (tshmem_reduce_begin in allreduce.c) and handed to one of
- * the algorithms. Every PE of the team describes the same call. */
-struct tshmem_reduce_call {
-    const char *func;            /* the public function the user called, for messages */
-    tshmem_team_t team;
-    const struct tshmem_team *t; /* t->pes[j]: the world PE number of team PE j */
-    int me, n;                   /* this PE's number in the team, and the team's size */
-    char *dest;
-    const char *source;          /* == dest when the call is in place */
-    size_t count, elem, bytes;   /* elements, bytes per element, count * elem */
-    enum tshmem_dtype dtype;
-    enum tshmem_op op;
-    int on_node;                 /* 1 if every team PE shares this node (tshmem_ptr reaches it) */
-    uint64_t seq;                /* this call's number on this team: 1, 2, 3, ... on every PE */
-    struct tshmem_coll_flags *flags; /* the team's reduce flags (this PE's copy) */
-};
-
-/* The value a flag of this call carries at step `step`: the call number in the high 48 bits
- * (years of back-to-back calls), the step in the low 16. Later calls, and later steps of a call,
- * always compare greater, so a flag only grows and a wait for ">= tag" can never be satisfied
- * by an older call. No call takes 2^16 steps: tshmem_reduce_begin refuses more than
- * TSHMEM_REDUCE_MAX_BYTES, and the pieces and chunks of every algorithm are at least 32 KiB
- * (or few). */
-#define TSHMEM_TAG_STEP_BITS 16
-#define TSHMEM_REDUCE_MAX_BYTES ((size_t)1 << 31) /* 2 GiB per call */
-static inline uint64_t tshmem_coll_tag(uint64_t seq, uint64_t step)
+/* The CPU's hint that this thread is spinning (x86 pause, ARM yield): the core lets its other
+ * hardware thread run, and the wait's loads do not flood the memory system. */
+static inline void tshmem_cpu_pause(void)
 {
-    return seq << TSHMEM_TAG_STEP_BITS | step;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
 }
+/* One turn of a wait of this PE, besides the look at its word, for a chapter that gives waits
+ * more to do (2.5: serve the requests of other nodes). `turn` counts a short wait's turns from
+ * 1; TSHMEM_WAIT_LONG is a long wait's look, once in 64 of its sleeps, which must not pause.
+ * Returns 1 when it took the turn (it served something, so the wait looks at once, or it paused
+ * its own way), 0 to let tshmem_spin_pause pause as on one node. */
+typedef int tshmem_wait_hook_fn(unsigned long turn);
+#define TSHMEM_WAIT_LONG 0ul
+/* NULL, or the hook every wait calls (spin.c says why a pointer). A chapter sets it with a
+ * release store once the state its hook reads is written; spin.c loads it with acquire. */
+extern tshmem_wait_hook_fn *_Atomic tshmem_wait_hook;
 
-void tshmem_reduce_begin(struct tshmem_reduce_call *c, const char *func, tshmem_team_t team,
-                         void *dest, const void *source, size_t count, enum tshmem_dtype dtype,
-                         enum tshmem_op op);
-/* Every other team PE's from[me] = tag(seq, step); wait until every from[j] >= tag(seq, step). */
-void tshmem_reduce_announce(const struct tshmem_reduce_call *c, uint64_t step);
-void tshmem_reduce_wait_all(const struct tshmem_reduce_call *c, uint64_t step);
-/* Team PE j's copy of [addr, addr + len) of a symmetric object: a direct pointer into its
- * slice when it shares our node, else the bytes fetched with tshmem_getmem into bounce. */
-const void *tshmem_reduce_peek(const struct tshmem_reduce_call *c, int j, const void *addr,
-                               size_t len, void *bounce);
-int tshmem_allreduce_oneshot(const struct tshmem_reduce_call *c);            /* oneshot.c */
-int tshmem_allreduce_recursive_doubling(const struct tshmem_reduce_call *c); /* recursive_doubling.c */
-int tshmem_allreduce_ring(const struct tshmem_reduce_call *c);               /* ring.c */
-int tshmem_allreduce_twoshot(const struct tshmem_reduce_call *c);            /* twoshot.c */
-/* 2.5 (week2/2.5-multi-node/hierarchical.c): node allreduce, leaders' allreduce, node broadcast,
- * on teams split from c->team at its first call; forget destroys those teams. */
-int tshmem_allreduce_hierarchical(const struct tshmem_reduce_call *c);
-void tshmem_allreduce_hierarchical_forget(tshmem_team_t team);
+/* ---- 1.5: the ring (week1/1.5-ring) ---------------------------------------------------------- */
+/* The ring programs keep their flags in the reserved area (ring[], the last section); nothing
+ * of their own here. */
 
 /* ---- 2.1: communication buffers (week2/2.1-buffers) ------------------------------------------
  * One tshmem_malloc block per buffer, with the same layout on every PE:
@@ -399,7 +252,97 @@ struct tshmem_buffer {
 /* Provided (week2/2.1-buffers/buffer.c): stops with a clear message unless buf is a live buffer. */
 void tshmem_buffer_check(const char *func, const tshmem_buffer_t *buf);
 
-/* ---- Provided: what fcollect and broadcast share (week2/2.3-allgather/collect.c) ------------- */
+/* ---- 2.2: the allreduce algorithms (week2/2.2-allreduce) ------------------------------------ */
+#define TSHMEM_COLL_MAX_PES 256   /* per-source words of the collectives' flag areas */
+#define TSHMEM_SCRATCH_BYTES (1u << 20) /* per PE: where collectives receive partial results */
+
+/* The flags of one team's collectives (2.2, 2.3). Every word has exactly one writer (named
+ * beside it) and only ever grows: a call waits for "at least this sequence number", so no flag
+ * is reset between calls. */
+struct tshmem_coll_flags {
+    struct tshmem_flag ring_data;                  /* written by my ring predecessor */
+    struct tshmem_flag ring_ack;                   /* written by my ring successor */
+    struct tshmem_flag round[TSHMEM_MAX_ROUNDS];   /* round r: written by that round's partner */
+    struct tshmem_flag extra[8];                   /* the algorithm's own (non-power-of-two fix-up) */
+    _Alignas(TSHMEM_CACHE_LINE) uint64_t from[TSHMEM_COLL_MAX_PES]; /* from[i]: written by team PE i */
+};
+
+/* Recursive doubling's eager area (2.2), one per team: a call that fits one of its slots lands
+ * here and needs no entry signal. It is cut as the scratch is (round r, parity x at slot
+ * 2r + x; the extra's data after them, where the team has extras), the slot a multiple of 64
+ * bytes, so the largest such call depends on the team's size: 3008 bytes on 2 PEs, 960 on 8,
+ * 704 on 16. Only recursive doubling on this team writes it, and round r of the team's k-th
+ * small call lands at parity k % 2: a partner can be one such call ahead of me, never two (it
+ * needs my round-r piece of the next one first). */
+#define TSHMEM_RD_EAGER_BYTES 6016
+struct tshmem_rd_eager {
+    _Alignas(TSHMEM_CACHE_LINE) char area[TSHMEM_RD_EAGER_BYTES];
+};
+
+/* One allreduce call, checked once (tshmem_reduce_begin in allreduce.c) and handed to one of
+ * the algorithms. Every PE of the team describes the same call. */
+struct tshmem_reduce_call {
+    const char *func;            /* the public function the user called, for messages */
+    tshmem_team_t team;
+    const struct tshmem_team *t; /* t->pes[j]: the world PE number of team PE j */
+    int me, n;                   /* this PE's number in the team, and the team's size */
+    char *dest;
+    const char *source;          /* == dest when the call is in place */
+    size_t count, elem, bytes;   /* elements, bytes per element, count * elem */
+    enum tshmem_dtype dtype;
+    enum tshmem_op op;
+    int on_node;                 /* 1 if every team PE shares this node (tshmem_ptr reaches it) */
+    uint64_t seq;                /* this call's number on this team: 1, 2, 3, ... on every PE */
+    struct tshmem_coll_flags *flags; /* the team's reduce flags (this PE's copy) */
+};
+
+/* The value a flag of this call carries at step `step`: the call number in the high 48 bits
+ * (years of back-to-back calls), the step in the low 16. Later calls, and later steps of a call,
+ * always compare greater, so a flag only grows and a wait for ">= tag" can never be satisfied
+ * by an older call. No call takes 2^16 steps: tshmem_reduce_begin refuses more than
+ * TSHMEM_REDUCE_MAX_BYTES, and the pieces and chunks of every algorithm are at least 32 KiB
+ * (or few). */
+#define TSHMEM_TAG_STEP_BITS 16
+#define TSHMEM_REDUCE_MAX_BYTES ((size_t)1 << 31) /* 2 GiB per call */
+static inline uint64_t tshmem_coll_tag(uint64_t seq, uint64_t step)
+{
+    return seq << TSHMEM_TAG_STEP_BITS | step;
+}
+
+void tshmem_reduce_begin(struct tshmem_reduce_call *c, const char *func, tshmem_team_t team,
+                         void *dest, const void *source, size_t count, enum tshmem_dtype dtype,
+                         enum tshmem_op op);
+/* Every other team PE's from[me] = tag(seq, step); wait until every from[j] >= tag(seq, step). */
+void tshmem_reduce_announce(const struct tshmem_reduce_call *c, uint64_t step);
+void tshmem_reduce_wait_all(const struct tshmem_reduce_call *c, uint64_t step);
+/* Team PE j's copy of [addr, addr + len) of a symmetric object: a direct pointer into its
+ * slice when it shares our node, else the bytes fetched with tshmem_getmem into bounce. */
+const void *tshmem_reduce_peek(const struct tshmem_reduce_call *c, int j, const void *addr,
+                               size_t len, void *bounce);
+int tshmem_allreduce_oneshot(const struct tshmem_reduce_call *c);            /* oneshot.c */
+int tshmem_allreduce_recursive_doubling(const struct tshmem_reduce_call *c); /* recursive_doubling.c */
+int tshmem_allreduce_ring(const struct tshmem_reduce_call *c);               /* ring.c */
+int tshmem_allreduce_twoshot(const struct tshmem_reduce_call *c);            /* twoshot.c */
+
+/* -- Provided: local reduction arithmetic (week2/2.2-allreduce/combine.c) ---------------------- */
+size_t tshmem_dtype_size(enum tshmem_dtype dtype);  /* 0 if dtype is not a TSHMEM_DTYPE_* */
+/* inout[i] = inout[i] (op) in[i] for i < count; inout and in do not overlap. */
+void tshmem_reduce_local(enum tshmem_dtype dtype, enum tshmem_op op, void *inout, const void *in,
+                         size_t count);
+/* out[i] = a[i] (op) b[i] for i < count; out may be a or b, and overlaps neither otherwise. */
+void tshmem_reduce_local3(enum tshmem_dtype dtype, enum tshmem_op op, void *out, const void *a,
+                          const void *b, size_t count);
+
+/* ---- 2.3: fcollect and broadcast (week2/2.3-allgather) --------------------------------------- */
+/* One-shot fcollect (2.3): a PE copies a piece of its block here and publishes it; its peers
+ * read it from here. Two per team, used in turn, so a PE never waits for its readers. */
+#define TSHMEM_STAGE_BYTES 4096
+struct tshmem_stage {
+    struct tshmem_flag ready; /* written by this PE only: the tag of the piece now in data */
+    _Alignas(TSHMEM_CACHE_LINE) char data[TSHMEM_STAGE_BYTES];
+};
+
+/* -- Provided: what fcollect and broadcast share (week2/2.3-allgather/collect.c) --------------- */
 /* One call of a chapter 2.3 collective, as this member of the team sees it. */
 struct tshmem_collect_call {
     const char *func;                /* the public function, for messages */
@@ -451,7 +394,7 @@ void tshmem_collect_nodes(const struct tshmem_collect_call *call, struct tshmem_
  * leaders' ring and pulls run for real before chapter 2.5. 0 (the default): the real nodes. */
 extern int tshmem_collect_test_groups;
 
-/* ---- 2.3: the selector (week2/2.3-allgather/select.c) ------------------------------------------ */
+/* -- The selector (week2/2.3-allgather/select.c) ----------------------------------------------- */
 enum tshmem_collect_op { TSHMEM_COLLECT_FCOLLECT, TSHMEM_COLLECT_BROADCAST };
 /* The algorithm TSHMEM_ALGO_AUTO runs for this call; nbytes is the size per PE (fcollect) or the
  * message (broadcast). Every member picks the same one: it depends on collective arguments only. */
@@ -492,6 +435,99 @@ size_t tshmem_nb_chunks(size_t bytes, size_t elem, int n);
 void tshmem_progress_finalize(void);
 /* How many non-blocking collectives this PE has started (for the training step's checks). */
 uint64_t tshmem_nb_started(void);
+
+/* The flags of one team's non-blocking allreduces (2.4), apart from the blocking ones' so that
+ * the progress thread and the program never share a word. Each value is a chunk number of the
+ * team's non-blocking calls (1, 2, 3, ... over every call), so it only grows; from[i] style:
+ * word [i] is written by team PE i only. */
+struct tshmem_nb_flags {
+    _Alignas(TSHMEM_CACHE_LINE) uint64_t grant[TSHMEM_COLL_MAX_PES];  /* "my landing buffer for
+                                                                       * chunk c is free" (an
+                                                                       * fcollect: "my dest") */
+    _Alignas(TSHMEM_CACHE_LINE) uint64_t piece[TSHMEM_COLL_MAX_PES];  /* "my piece of chunk c is
+                                                                       * in your landing zone" */
+    _Alignas(TSHMEM_CACHE_LINE) uint64_t gather[TSHMEM_COLL_MAX_PES]; /* "my sum of chunk c is
+                                                                       * in your dest" (an
+                                                                       * fcollect: "my block") */
+};
+#define TSHMEM_NB_LANDING_BYTES (128u << 10) /* per landing buffer; there are two (2.4) */
+#define TSHMEM_NB_RD_BYTES 8192u /* a non-blocking allreduce whose n vectors fit in this takes
+                                  * recursive doubling (2.4) */
+
+/* -- Provided: helper threads (week2/2.4-overlap/thread.c) ------------------------------------- */
+/* How a helper thread takes a core when it is woken (tshmem_thread_start), and where it runs. */
+enum tshmem_thread_policy {
+    TSHMEM_THREAD_PREEMPTS,     /* the default policy: woken, it takes a core at once */
+    TSHMEM_THREAD_DEFERS,       /* SCHED_BATCH: it waits until a core is idle or given up (a
+                                 * wait that yields or sleeps, a time slice that ends) */
+    TSHMEM_THREAD_DEFERS_BOUND, /* SCHED_BATCH where the PE is bound to one core, else the
+                                 * default */
+    TSHMEM_THREAD_OFF_MY_CORE = 8, /* added to one of the above: never on the caller's core,
+                                    * where it would only take turns with the caller */
+};
+/* Starts a helper thread of this PE named `name` (up to 15 characters: what top -H, ps -L and
+ * gdb show). When the PE is bound to a single core, as Open MPI binds 2 PEs on 2 cores, the
+ * thread may run on every online core: on the program's core alone it would wait out the
+ * program's time slices whenever the program computes or blocks in an MPI call. 2.5's
+ * proxy DEFERS: its wake-ups, mostly naps that find nothing, took the core from program threads
+ * that were serving requests themselves (and from MPI's own runs in the benchmarks). 2.4's
+ * progress thread DEFERS_BOUND: on the program's core it took the core from a program about to
+ * carry the request out itself in tshmem_wait; with a core to spare it needs the default. 3.2's
+ * copy helper PREEMPTS | OFF_MY_CORE: the caller waits for its half of the copy.
+ * Returns 0, or pthread_create's error. */
+int tshmem_thread_start(pthread_t *thread, void *(*main)(void *), void *arg, const char *name,
+                        int policy);
+
+/* ---- 2.5: the off-node path (week2/2.5-multi-node) -----------------------------------------
+ * The calls of 1.3 and 1.4 come here when tshmem_heap_peer answers NULL (the PE is on another
+ * node). Until chapter 2.5 is written they stop with a message that names it. The transport's
+ * own state, and its two locks with the order in which a thread may hold them, are in the
+ * chapter's transport.h (provided). */
+void tshmem_offnode_put(void *dest, const void *source, size_t nbytes, int pe);
+void tshmem_offnode_get(void *dest, const void *source, size_t nbytes, int pe);
+void tshmem_offnode_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, uint64_t cond,
+                            int pe);
+void tshmem_offnode_quiet(void);
+/* Serves the off-node requests that have arrived for this PE, if no other thread of ours is
+ * doing so; a no-op on one node. Every wait loop calls it through tshmem_spin_pause's wait hook
+ * (1.4), so a PE that waits takes its requests without waiting for its proxy thread
+ * (provided). Returns how many it served (0 or 1). */
+int tshmem_offnode_progress(void);
+/* Sleeps until a request is posted to this PE (its doorbell), the link's first held request
+ * falls due, or most_ns pass (transport.c). */
+void tshmem_offnode_sleep(uint64_t most_ns);
+/* Called by tshmem_init after the heap exists: when some PE is on another node, sets the wait
+ * hook (1.4) and starts the proxy thread (provided). */
+void tshmem_transport_start(void);
+/* Called first thing by tshmem_finalize: frees the split teams, completes this PE's off-node
+ * operations, waits until every PE has done so, then stops the proxy thread and clears the
+ * wait hook (provided). */
+void tshmem_transport_stop(void);
+/* 2.5 teams (week2/2.5-multi-node/team.c): a split of parent into the groups of PEs that pass
+ * the same colour (>= 0), numbered by key; TSHMEM_TEAM_INVALID for a colour < 0. Collective
+ * over parent. */
+tshmem_team_t tshmem_team_split_color(const char *func, tshmem_team_t parent, int color, int key);
+void tshmem_teams_release(void); /* at finalize: the split teams' communicators */
+/* 2.5's link model (week2/2.5-multi-node/link.c, provided): TSHMEM_LINK's network card between
+ * virtual nodes. Times are ns of CLOCK_MONOTONIC; a due time of 0 means no link model. */
+uint64_t tshmem_now_ns(void);
+void tshmem_link_setup(int n_pes);        /* reads TSHMEM_LINK (tshmem_transport_start) */
+int tshmem_link_on(void);
+uint64_t tshmem_link_stamp(size_t bytes); /* sender: the arrival time of a transfer given now */
+uint64_t tshmem_link_served_due(uint64_t due, int answered, size_t back);
+void tshmem_link_sleep_until(uint64_t t);
+void tshmem_precise_sleeps(void);        /* this thread's sleeps end within 1 us (timer slack) */
+/* Target (under the serve lock): requests taken before they are due wait in the link. */
+void tshmem_link_hold(void *msg, int from, uint64_t due);
+int tshmem_link_holds(int from);          /* a request of `from` is held */
+void *tshmem_link_next(int *from);        /* the next due one in order, or NULL */
+uint64_t tshmem_link_next_due(void);      /* 0: none held (any thread) */
+void tshmem_link_nap(unsigned long turn); /* a wait's turn: sleep until then, or a nap */
+/* 2.5 (week2/2.5-multi-node/hierarchical.c): node allreduce, leaders' allreduce, node broadcast,
+ * on teams split from c->team at its first call; forget destroys those teams. */
+int tshmem_allreduce_hierarchical(const struct tshmem_reduce_call *c);
+void tshmem_allreduce_hierarchical_forget(tshmem_team_t team);
 
 /* ---- 3.1: MoE dispatch and combine (week3/3.1-moe-alltoall) ----------------------------------
  * One tshmem_malloc block per handle, the same layout on every PE (moe.c lays it out):
@@ -548,26 +584,41 @@ static inline int tshmem_moe_first_expert(int E, int n, int p)
     return (int)((int64_t)p * E / n);
 }
 
-/* ---- Written in the chapters, used across them ------------------------------------------------ */
-void tshmem_require_live(const char *func);  /* 1.1: stop unless between init and finalize */
-void tshmem_heap_create(void);               /* 1.2: create and map this node's segment */
-void tshmem_heap_destroy(void);              /* 1.2: unmap it */
-void *tshmem_heap_peer(const void *addr, int pe); /* 1.2: addr's twin on pe; NULL if off-node */
+/* tshmem_alltoallmem's words on one team (3.1): from[i] is written by team PE i only, with
+ * tshmem_collect_tag(call, CREDIT) ("you may write into my dest") and then (call, DATA) ("my
+ * block is in your dest"); the call number only grows, so no word is ever reset. */
+struct tshmem_alltoall_flags {
+    _Alignas(TSHMEM_CACHE_LINE) uint64_t from[TSHMEM_COLL_MAX_PES];
+};
 
-/* The bootstrap barrier: MPI's, with full fences so that plain stores made before it are seen
- * by every PE after it. Used where chapter 1.4's barrier cannot be assumed (init, malloc). */
-static inline void tshmem_boot_barrier(MPI_Comm comm)
-{
-    atomic_thread_fence(memory_order_seq_cst);
-    MPI_Barrier(comm);
-    atomic_thread_fence(memory_order_seq_cst);
-}
+/* tshmem_alltoallmem's one-shot stage (3.1), its own and not 2.3's: the reuse argument counts
+ * the calls that go through one area. A PE copies its whole source (n blocks) into its stage
+ * and publishes it; every peer reads its own block out of it. Two per team, used in turn by
+ * one-shot call number, so a PE never waits for its readers. */
+#define TSHMEM_A2A_STAGE_BYTES 8192 /* n x nbytes up to this goes one-shot */
+struct tshmem_a2a_stage {
+    struct tshmem_flag ready; /* written by this PE only: the one-shot call now in data */
+    _Alignas(TSHMEM_CACHE_LINE) char data[TSHMEM_A2A_STAGE_BYTES];
+};
 
-/* A uint64_t of the symmetric heap seen as a C11 atomic object. The heap is plain memory that
- * every PE maps; all concurrent accesses to a signal word go through this view. */
-static inline _Atomic uint64_t *tshmem_atomic(const uint64_t *word)
-{
-    return (_Atomic uint64_t *)(uintptr_t)word;
-}
+/* ---- The reserved area: every chapter's words at the start of a slice (1.2) ------------------ */
+/* The start of every PE's slice: symmetric words the runtime itself uses. The user heap begins
+ * TSHMEM_RESERVED_BYTES into the slice. */
+struct tshmem_reserved {
+    struct tshmem_flag sync[TSHMEM_MAX_TEAMS][TSHMEM_MAX_ROUNDS]; /* team_sync rounds (1.4) */
+    struct tshmem_flag ring[16];                            /* the ring programs (1.5) */
+    struct tshmem_coll_flags reduce[TSHMEM_MAX_TEAMS];     /* allreduce (2.2) */
+    struct tshmem_coll_flags collect[TSHMEM_MAX_TEAMS];    /* fcollect and broadcast (2.3) */
+    struct tshmem_stage stage[TSHMEM_MAX_TEAMS][2];        /* one-shot fcollect (2.3) */
+    _Alignas(TSHMEM_HEAP_ALIGN) char scratch[TSHMEM_SCRATCH_BYTES]; /* collectives' landing zone */
+    struct tshmem_nb_flags nb[TSHMEM_MAX_TEAMS];           /* non-blocking allreduce (2.4) */
+    _Alignas(TSHMEM_HEAP_ALIGN) char nb_landing[2][TSHMEM_NB_LANDING_BYTES]; /* its landing
+                                                            * zone, double-buffered (2.4) */
+    struct tshmem_alltoall_flags alltoall[TSHMEM_MAX_TEAMS]; /* tshmem_alltoallmem (3.1) */
+    struct tshmem_a2a_stage alltoall_stage[TSHMEM_MAX_TEAMS][2]; /* its one-shot (3.1) */
+    struct tshmem_rd_eager rd_eager[TSHMEM_MAX_TEAMS];     /* small allreduces (2.2) */
+};
+_Static_assert(sizeof(struct tshmem_reserved) <= TSHMEM_RESERVED_BYTES,
+               "the reserved area outgrew TSHMEM_RESERVED_BYTES");
 
 #endif /* TSHMEM_INTERNAL_H */

@@ -61,10 +61,8 @@ void tshmem_reduce_begin(struct tshmem_reduce_call *c, const char *func, tshmem_
  * flat round across nodes waits for an entry signal through the proxies, where the hierarchy's
  * leaders (one per node, a small team) stay on the eager path. And it pays at every size when a
  * node holds 4 or more of the team's PEs: the flat rounds of many PEs across nodes then take a
- * different time in each run. A 16-core machine, two virtual nodes, flat -> hierarchical
- * (bench_2_5, three runs each): 2x8 PEs 8 B 8.6 -> 4.4 us, 512 B 13.2 -> 5.9, 2 KiB 71 -> 15,
- * 32 KiB 99 -> 58; 2x4 2 KiB 8.0 -> 6.2 (even below 1 KiB); 2x2 2 KiB 7.0 -> 4.5, but 512 B 3.0
- * -> 3.6. */
+ * different time in each run. The figures, flat against hierarchical on each layout:
+ * book/performance.md, "Why the waits and the proxy are tuned as they are". */
 #define HIERARCHY_MIN_BYTES ((size_t)1 << 10)
 #define HIERARCHY_ALWAYS_PES 4
 static int hierarchy_pays(const struct tshmem_reduce_call *c)

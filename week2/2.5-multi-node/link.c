@@ -44,7 +44,7 @@ struct held {
 static struct {
     double ns_per_byte; /* 0: no link model */
     uint64_t latency_ns;
-    uint64_t free_at;   /* when this PE's card is done with what it was given (net.lock) */
+    uint64_t free_at;   /* when this PE's card is done with what it was given (send lock) */
     struct held *first, *last; /* held requests in arrival order (the serve lock) */
     _Atomic uint64_t next_due; /* the first one's due time, 0 if none: read without the lock */
     unsigned char *seen;       /* tshmem_link_next: senders with an earlier request held */

@@ -1,9 +1,9 @@
 /* requests.c: the off-node calls as requests, both ends: the sender side (tshmem_offnode_*) and
- * what the target's proxy does with each request (serve).
+ * what the target's proxy does with each request (tshmem_proxy_serve).
  *
  * Chapter 2.5. transport.h says what travels, in which order, and who serves; transport.c
- * provides the state, the message helpers and the proxy thread that calls serve. You write the
- * five calls below and serve.
+ * provides the state, the message helpers and the proxy thread that calls tshmem_proxy_serve.
+ * You write the five calls below and tshmem_proxy_serve.
  */
 #define TSHMEM_CHAPTER "2.5"
 #define _GNU_SOURCE
@@ -21,7 +21,7 @@ _Noreturn static void no_transport(const char *func, int pe)
 
 void tshmem_offnode_put(void *dest, const void *source, size_t nbytes, int pe)
 {
-    if (!net.active)
+    if (!tshmem_net.active)
         no_transport("tshmem_putmem", pe);
     net_lock();
     (void)dest; (void)source; (void)nbytes;
@@ -31,7 +31,7 @@ void tshmem_offnode_put(void *dest, const void *source, size_t nbytes, int pe)
 
 void tshmem_offnode_get(void *dest, const void *source, size_t nbytes, int pe)
 {
-    if (!net.active)
+    if (!tshmem_net.active)
         no_transport("tshmem_getmem", pe);
     net_lock();
     (void)dest; (void)source; (void)nbytes;
@@ -41,7 +41,7 @@ void tshmem_offnode_get(void *dest, const void *source, size_t nbytes, int pe)
 
 void tshmem_offnode_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-    if (!net.active)
+    if (!tshmem_net.active)
         no_transport("tshmem_signal_op", pe);
     net_lock();
     (void)sig_addr; (void)signal; (void)sig_op;
@@ -52,7 +52,7 @@ void tshmem_offnode_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int 
 uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, uint64_t cond,
                             int pe)
 {
-    if (!net.active)
+    if (!tshmem_net.active)
         no_transport("tshmem_uint64_atomic", pe);
     uint64_t old = 0;
     net_lock();
@@ -64,10 +64,10 @@ uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, 
 
 void tshmem_offnode_quiet(void)
 {
-    if (!net.active)
+    if (!tshmem_net.active)
         return; /* every PE on one node: nothing can be pending */
     net_lock();
-    if (net.n_pending == 0) { /* nothing sent off-node since the last quiet */
+    if (tshmem_net.n_pending == 0) { /* nothing sent off-node since the last quiet */
         net_unlock();
         return;
     }
@@ -79,7 +79,7 @@ void tshmem_offnode_quiet(void)
  * waiting thread of ours, see progress), one request at a time, in the order each sender sent
  * them. A PUT of up to inline_limit(me) bytes came with its bytes: `inline_bytes` points to
  * them. */
-void serve(const struct request *r, const char *inline_bytes, int from)
+void tshmem_proxy_serve(const struct request *r, const char *inline_bytes, int from)
 {
     (void)r; (void)inline_bytes; (void)from;
     TSHMEM_TODO("The proxy thread", "apply a PUT, GET, SIGNAL, AMO or QUIET request to this PE's slice with C11 atomics, and answer where the sender waits");

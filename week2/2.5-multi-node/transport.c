@@ -3,7 +3,7 @@
  * its start, its loop, progress for the threads that wait, and its stop.
  *
  * Chapter 2.5. transport.h describes the protocol; requests.c, the part you write, sends the
- * requests and serves them (serve), called from poll_requests below.
+ * requests and serves them (tshmem_proxy_serve), called from poll_requests below.
  */
 #define TSHMEM_CHAPTER "2.5"
 #define _GNU_SOURCE
@@ -23,7 +23,8 @@
 
 #include "transport.h"
 
-struct transport net = {.lock = PTHREAD_MUTEX_INITIALIZER, .serve = PTHREAD_MUTEX_INITIALIZER};
+struct transport tshmem_net = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                               .serve = PTHREAD_MUTEX_INITIALIZER};
 
 /* A PE's doorbell, as a network card's interrupt: `rings` counts the requests posted to the
  * PE, and a thread of the PE that has nothing to do sleeps on it (a futex) instead of napping
@@ -52,18 +53,18 @@ static void bells_open(void)
 {
     int me = tshmem_g.my_pe, n = tshmem_g.n_pes, leader = me;
     MPI_Comm machine;
-    MPI_Comm_split_type(net.comm, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &machine);
+    MPI_Comm_split_type(tshmem_net.comm, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &machine);
     MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, machine);
     int *leaders = malloc(sizeof(int) * (size_t)n);
-    net.bell_here = calloc((size_t)n, 1);
-    if (!leaders || !net.bell_here)
+    tshmem_net.bell_here = calloc((size_t)n, 1);
+    if (!leaders || !tshmem_net.bell_here)
         tshmem_fail("tshmem_init", "out of memory for the doorbells of %d PEs.", n);
-    MPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, net.comm);
+    MPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, tshmem_net.comm);
     for (int pe = 0; pe < n; pe++)
-        net.bell_here[pe] = leaders[pe] == leader;
+        tshmem_net.bell_here[pe] = leaders[pe] == leader;
     free(leaders);
     long pid = (long)getpid(); /* names the job when tshrun did not */
-    MPI_Bcast(&pid, 1, MPI_LONG, 0, net.comm);
+    MPI_Bcast(&pid, 1, MPI_LONG, 0, tshmem_net.comm);
     char job[32], name[96];
     const char *id = tshmem_env_str("TSHMEM_JOB_ID");
     if (id && *id)
@@ -95,23 +96,23 @@ static void bells_open(void)
     if (me == leader)
         shm_unlink(name);
     MPI_Comm_free(&machine);
-    net.bells = at == MAP_FAILED ? NULL : at;
+    tshmem_net.bells = at == MAP_FAILED ? NULL : at;
 }
 
 static void bells_close(void)
 {
-    if (net.bells)
-        munmap(net.bells, sizeof(struct tshmem_bell) * (size_t)tshmem_g.n_pes);
-    net.bells = NULL;
-    free(net.bell_here);
-    net.bell_here = NULL;
+    if (tshmem_net.bells)
+        munmap(tshmem_net.bells, sizeof(struct tshmem_bell) * (size_t)tshmem_g.n_pes);
+    tshmem_net.bells = NULL;
+    free(tshmem_net.bell_here);
+    tshmem_net.bell_here = NULL;
 }
 
 /* When a thread of ours other than the proxy last polled, 0 once it sleeps: in our doorbell,
- * where senders read it, or in net.polled when there is none. */
+ * where senders read it, or in tshmem_net.polled when there is none. */
 static _Atomic uint64_t *polled_word(void)
 {
-    return net.bells ? &net.bells[tshmem_g.my_pe].polled : &net.polled;
+    return tshmem_net.bells ? &tshmem_net.bells[tshmem_g.my_pe].polled : &tshmem_net.polled;
 }
 
 #define POLLING_NS 20000u /* a thread that polled this recently is still polling */
@@ -120,9 +121,9 @@ static _Atomic uint64_t *polled_word(void)
  * while none sleeps. */
 static void bell_ring(int pe)
 {
-    if (!net.bells || !net.bell_here[pe])
+    if (!tshmem_net.bells || !tshmem_net.bell_here[pe])
         return;
-    struct tshmem_bell *b = &net.bells[pe];
+    struct tshmem_bell *b = &tshmem_net.bells[pe];
     /* While no thread of pe sleeps, nobody waits on `rings`: leave the line alone. A thread
      * that is about to sleep counts itself among the sleepers and then looks for requests once
      * more (tshmem_offnode_sleep); our request was posted before this fence and our look at the
@@ -141,7 +142,7 @@ static void bell_ring(int pe)
 /* The waits of our threads: test the request, back off between tests (tshmem_spin_pause), and
  * say what we wait for after TSHMEM_HANG_WARN seconds. MPI's own blocking calls would spin on a
  * core. */
-void wait_request(MPI_Request *req, const char *func, int pe)
+void tshmem_net_wait_request(MPI_Request *req, const char *func, int pe)
 {
     int done = 0;
     MPI_Test(req, &done, MPI_STATUS_IGNORE);
@@ -150,7 +151,7 @@ void wait_request(MPI_Request *req, const char *func, int pe)
     struct tshmem_spin spin;
     tshmem_spin_init(&spin, func, NULL);
     spin.warned = 1; /* its message speaks of a heap word; ours names the PE */
-    long limit = net.hang_warn;
+    long limit = tshmem_net.hang_warn;
     time_t start = time(NULL);
     int warned = 0;
     for (;;) {
@@ -197,52 +198,48 @@ static uint64_t link_due(const struct request *r)
     return tshmem_link_served_due(r->due, r->op == REQ_GET || acked || fetch, back);
 }
 
-size_t inline_limit(int pe)
-{
-    return net.tcp || !net.bell_here || !net.bell_here[pe] ? INLINE_MAX : INLINE_BYTES;
-}
-
-void post_request(void *msg, size_t bytes, int pe, MPI_Request *req)
+void tshmem_net_post_request(void *msg, size_t bytes, int pe, MPI_Request *req)
 {
     link_stamp(msg);
-    MPI_Isend(msg, (int)bytes, MPI_BYTE, pe, TAG_REQ, net.comm, req);
+    MPI_Isend(msg, (int)bytes, MPI_BYTE, pe, TAG_REQ, tshmem_net.comm, req);
     bell_ring(pe);
 }
 
-void send_request(struct request *r, int pe, const char *func)
+void tshmem_net_send_request(struct request *r, int pe, const char *func)
 {
     MPI_Request req;
-    post_request(r, sizeof *r, pe, &req);
-    wait_request(&req, func, pe);
+    tshmem_net_post_request(r, sizeof *r, pe, &req);
+    tshmem_net_wait_request(&req, func, pe);
 }
 
-void flush_staged(void)
+void tshmem_net_flush_staged(void)
 {
-    int pe = atomic_load_explicit(&net.staged_pe, memory_order_relaxed);
+    int pe = atomic_load_explicit(&tshmem_net.staged_pe, memory_order_relaxed);
     if (pe < 0)
         return;
-    atomic_store_explicit(&net.staged_pe, -1, memory_order_relaxed);
+    atomic_store_explicit(&tshmem_net.staged_pe, -1, memory_order_relaxed);
     MPI_Request req;
-    post_request(&net.staged, sizeof net.staged.r + net.staged.r.nbytes, pe, &req);
-    wait_request(&req, "tshmem_putmem", pe);
+    tshmem_net_post_request(&tshmem_net.staged,
+                            sizeof tshmem_net.staged.r + tshmem_net.staged.r.nbytes, pe, &req);
+    tshmem_net_wait_request(&req, "tshmem_putmem", pe);
 }
 
 /* A staged put leaves at the latest when a thread of ours waits or the proxy idles: a PE that
  * puts and then computes must not hold its put back until its next call. trylock: a thread
- * inside a tshmem_offnode_* call holds net.lock, and that call sends the put itself. */
+ * inside a tshmem_offnode_* call holds the send lock, and that call sends the put itself. */
 static void flush_idle(void)
 {
-    if (atomic_load_explicit(&net.staged_pe, memory_order_relaxed) < 0 ||
-        pthread_mutex_trylock(&net.lock) != 0)
+    if (atomic_load_explicit(&tshmem_net.staged_pe, memory_order_relaxed) < 0 ||
+        pthread_mutex_trylock(&tshmem_net.lock) != 0)
         return;
-    flush_staged();
+    tshmem_net_flush_staged();
     net_unlock();
 }
 
-/* Under the link model, a request m (in net.taken) that has come from `from`: the one to serve
- * now, or NULL when it is not due yet, or something of its sender is held before it. Then it
- * waits in the link as a copy, a put's bytes with it, received now: the sender's MPI_Isend
- * completes without waiting for the request's time, as a card's DMA would. */
+/* Under the link model, a request m (in tshmem_net.taken) that has come from `from`: the one
+ * to serve now, or NULL when it is not due yet, or something of its sender is held before it.
+ * Then it waits in the link as a copy, a put's bytes with it, received now: the sender's
+ * MPI_Isend completes without waiting for the request's time, as a card's DMA would. */
 static struct request_msg *link_arrive(struct request_msg *m, int from)
 {
     uint64_t due = link_due(&m->r);
@@ -258,7 +255,7 @@ static struct request_msg *link_arrive(struct request_msg *m, int from)
     copy->r = m->r;
     if (big_put) { /* its bytes are the next TAG_DATA message from `from` */
         bell_ring(from); /* its sender waits for the bytes to leave: they need its help */
-        MPI_Recv(to, (int)bytes, MPI_BYTE, from, TAG_DATA, net.comm, MPI_STATUS_IGNORE);
+        MPI_Recv(to, (int)bytes, MPI_BYTE, from, TAG_DATA, tshmem_net.comm, MPI_STATUS_IGNORE);
         copy->r.sub |= PUT_INLINE;
     } else {
         memcpy(to, m->bytes, bytes);
@@ -267,9 +264,9 @@ static struct request_msg *link_arrive(struct request_msg *m, int from)
     return NULL;
 }
 
-/* serve, and the sender's doorbell where it waits: before we receive a put's bytes (MPI
- * moves them with the sender's help), after we have answered (a get's bytes, an atomic's
- * value, an acknowledgement). */
+/* tshmem_proxy_serve, and the sender's doorbell where it waits: before we receive a put's
+ * bytes (MPI moves them with the sender's help), after we have answered (a get's bytes, an
+ * atomic's value, an acknowledgement). */
 static void serve_rung(const struct request *r, const char *inline_bytes, int from)
 {
     int answered = r->op == REQ_GET || r->op == REQ_QUIET ||
@@ -277,7 +274,7 @@ static void serve_rung(const struct request *r, const char *inline_bytes, int fr
                    (r->op == REQ_PUT && (r->sub & PUT_QUIET));
     if (r->op == REQ_PUT && !(r->sub & PUT_INLINE))
         bell_ring(from);
-    serve(r, inline_bytes, from);
+    tshmem_proxy_serve(r, inline_bytes, from);
     if (answered)
         bell_ring(from);
 }
@@ -288,39 +285,40 @@ static void serve_rung(const struct request *r, const char *inline_bytes, int fr
  * taken as it arrives, to wait in the link until it is due (link_arrive). */
 static int poll_requests(int most)
 {
-    if (pthread_mutex_trylock(&net.serve) != 0)
+    if (pthread_mutex_trylock(&tshmem_net.serve) != 0)
         return 0;
     int served = 0, from;
     struct request_msg *m;
-    while (net.active && served < most && net.link_on && (m = tshmem_link_next(&from))) {
+    while (tshmem_net.active && served < most && tshmem_net.link_on &&
+           (m = tshmem_link_next(&from))) {
         serve_rung(&m->r, (char *)m + offsetof(struct request_msg, bytes), from);
         free(m);
         served++;
     }
-    for (int taken = 0; net.active && served < most && taken < 64; taken++) {
+    for (int taken = 0; tshmem_net.active && served < most && taken < 64; taken++) {
         /* active: not stopped since the caller looked */
         int flag = 0;
         MPI_Status st;
         /* A receive posted in advance and tested, not a blocking one (Open MPI's blocking calls
-         * spin on a core): a request lands in net.taken as it arrives, and one test finds it,
-         * where a probe and then a receive took two passes through MPI. None is posted once
-         * the stop has come. */
-        if (!net.posted) {
-            if (atomic_load_explicit(&net.stop, memory_order_acquire))
+         * spin on a core): a request lands in tshmem_net.taken as it arrives, and one test
+         * finds it, where a probe and then a receive took two passes through MPI. None is
+         * posted once the stop has come. */
+        if (!tshmem_net.posted) {
+            if (atomic_load_explicit(&tshmem_net.stop, memory_order_acquire))
                 break;
-            MPI_Irecv(&net.taken, (int)sizeof net.taken, MPI_BYTE, MPI_ANY_SOURCE, TAG_REQ,
-                      net.comm, &net.recv);
-            net.posted = 1;
+            MPI_Irecv(&tshmem_net.taken, (int)sizeof tshmem_net.taken, MPI_BYTE,
+                      MPI_ANY_SOURCE, TAG_REQ, tshmem_net.comm, &tshmem_net.recv);
+            tshmem_net.posted = 1;
         }
-        MPI_Test(&net.recv, &flag, &st);
+        MPI_Test(&tshmem_net.recv, &flag, &st);
         if (!flag)
             break;
-        net.posted = 0;
-        m = &net.taken;
+        tshmem_net.posted = 0;
+        m = &tshmem_net.taken;
         if (m->r.op == REQ_STOP) {
             /* Our own finalize sent it, after every PE's last request: whichever thread
              * takes it, the proxy ends. */
-            atomic_store_explicit(&net.stop, 1, memory_order_release);
+            atomic_store_explicit(&tshmem_net.stop, 1, memory_order_release);
             break;
         }
         if (m->r.due && !link_arrive(m, st.MPI_SOURCE))
@@ -328,16 +326,17 @@ static int poll_requests(int most)
         serve_rung(&m->r, m->bytes, st.MPI_SOURCE);
         served++;
     }
-    pthread_mutex_unlock(&net.serve);
+    pthread_mutex_unlock(&tshmem_net.serve);
     return served;
 }
 
-/* Called by every wait loop (tshmem_spin_pause): a thread that waits, most often for a word
- * that a request of another node will set, serves the requests itself. Waking the proxy
- * thread instead costs a scheduler round trip, several microseconds, on every message. */
+/* Called by every wait loop (tshmem_spin_pause, through offnode_wait_turn below): a thread
+ * that waits, most often for a word that a request of another node will set, serves the
+ * requests itself. Waking the proxy thread instead costs a scheduler round trip, several
+ * microseconds, on every message. */
 int tshmem_offnode_progress(void)
 {
-    if (!net.active)
+    if (!tshmem_net.active)
         return 0;
     atomic_store_explicit(polled_word(), now_ns(), memory_order_relaxed);
     flush_idle();
@@ -347,6 +346,32 @@ int tshmem_offnode_progress(void)
     return poll_requests(1);
 }
 
+/* Across a modeled link, the pause turns of a wait before its first nap; each turn also looks
+ * for arrived requests. With fewer, every wait in a chain of hops (2.4's non-blocking allreduce
+ * has several per chunk) ended in a nap, and a loaded machine makes a nap last several times
+ * what it asked for (book/performance.md, "Why the waits and the proxy are tuned as they
+ * are"). */
+#define LINK_PAUSES 200
+
+/* Chapter 1.4's wait hook while the transport runs (tshmem_wait_hook): one turn of any wait of
+ * this PE. The word we wait for may be set by a request that arrives by message: take it
+ * ourselves (tshmem_offnode_progress) rather than wait for the proxy thread to be scheduled.
+ * Across a modeled link (TSHMEM_LINK, link.c) a wait then naps instead of yielding, as a
+ * thread that waits for a network card sleeps: a thread that yields beside busy ones gets its
+ * core back only after their time slices. A long wait's look (TSHMEM_WAIT_LONG) only serves. */
+static int offnode_wait_turn(unsigned long turn)
+{
+    if (tshmem_offnode_progress() > 0)
+        return 1; /* it served a request: the word may be set now, look at once */
+    if (!tshmem_net.link_on || turn == TSHMEM_WAIT_LONG)
+        return 0; /* pause as on one node */
+    if (turn < LINK_PAUSES)
+        tshmem_cpu_pause();
+    else
+        tshmem_link_nap(turn - LINK_PAUSES);
+    return 1;
+}
+
 /* A sleep of a thread of ours that has nothing to do until a request comes (the idle proxy,
  * a wait across the link): until a request is posted to us (our doorbell rings), the first
  * request held on the link falls due, or most_ns have passed. A request posted before the
@@ -354,7 +379,7 @@ int tshmem_offnode_progress(void)
 void tshmem_offnode_sleep(uint64_t most_ns)
 {
     tshmem_precise_sleeps();
-    struct tshmem_bell *b = net.bells ? &net.bells[tshmem_g.my_pe] : NULL;
+    struct tshmem_bell *b = tshmem_net.bells ? &tshmem_net.bells[tshmem_g.my_pe] : NULL;
     uint32_t seen = 0;
     if (b) {
         atomic_fetch_add(&b->sleepers, 1);
@@ -393,7 +418,7 @@ static void idle_pause(uint64_t last_request, unsigned *sleeps)
 {
     uint64_t t = now_ns();
     uint64_t polled = atomic_load_explicit(polled_word(), memory_order_relaxed);
-    if (net.link_on && (tshmem_link_next_due() || t - last_request < SPIN_NS)) {
+    if (tshmem_net.link_on && (tshmem_link_next_due() || t - last_request < SPIN_NS)) {
         /* The card's receiving side, while requests are on the wire or a burst goes on: wake
          * when the first falls due, and look for new messages between naps that grow from
          * 20 us (tshmem_link_nap). A yield would wait out the time slices of busy threads. */
@@ -415,7 +440,7 @@ static void *proxy_main(void *arg)
     (void)arg;
     uint64_t last = now_ns();
     unsigned sleeps = 0;
-    while (!atomic_load_explicit(&net.stop, memory_order_acquire)) {
+    while (!atomic_load_explicit(&tshmem_net.stop, memory_order_acquire)) {
         if (poll_requests(16) > 0) {
             last = now_ns();
             /* A burst goes on: look again soon. Unless a thread of ours polls: it takes the
@@ -435,7 +460,7 @@ static void *proxy_main(void *arg)
  * and its proxy would no longer answer their requests. Say so, and end the job. */
 static void exit_check(void)
 {
-    if (net.active && tshmem_g.initialized) {
+    if (tshmem_net.active && tshmem_g.initialized) {
         tshmem_warn("exit", "this PE ended without calling tshmem_finalize, and PEs on other "
                     "nodes reach its memory through its proxy thread, which ends with it. Call "
                     "tshmem_finalize on every PE before leaving main.");
@@ -455,21 +480,25 @@ void tshmem_transport_start(void)
                     "MPI gave thread level %d. If the program initializes MPI itself, use "
                     "MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided).",
                     tshmem_g.n_nodes, level);
-    MPI_Comm_dup(tshmem_g.comm, &net.comm);
+    MPI_Comm_dup(tshmem_g.comm, &tshmem_net.comm);
     bells_open();
-    net.pending = calloc((size_t)tshmem_g.n_pes, 1);
-    net.n_pending = 0;
-    net.hang_warn = tshmem_env_int("TSHMEM_HANG_WARN");
-    atomic_store(&net.staged_pe, -1);
-    atomic_store(&net.stop, 0);
+    tshmem_net.pending = calloc((size_t)tshmem_g.n_pes, 1);
+    tshmem_net.n_pending = 0;
+    tshmem_net.hang_warn = tshmem_env_int("TSHMEM_HANG_WARN");
+    atomic_store(&tshmem_net.staged_pe, -1);
+    atomic_store(&tshmem_net.stop, 0);
     tshmem_link_setup(tshmem_g.n_pes);
-    net.link_on = tshmem_link_on();
+    tshmem_net.link_on = tshmem_link_on();
     const char *transport = tshmem_env_str("TSHMEM_TRANSPORT");
-    net.tcp = transport && strcmp(transport, "tcp") == 0;
+    tshmem_net.tcp = transport && strcmp(transport, "tcp") == 0;
     /* Before the thread starts: pthread_create orders every write above before the proxy's
-     * first read, where a store after it would race with the proxy's reads of net.active. */
-    net.active = 1;
-    if (tshmem_thread_start(&net.thread, proxy_main, NULL, "tshmem-proxy",
+     * first read, where a store after it would race with the proxy's reads of
+     * tshmem_net.active. */
+    tshmem_net.active = 1;
+    /* Every wait of ours serves from now on. Release: a thread that finds the hook
+     * (tshmem_spin_pause loads it with acquire) finds every field above written. */
+    atomic_store_explicit(&tshmem_wait_hook, offnode_wait_turn, memory_order_release);
+    if (tshmem_thread_start(&tshmem_net.thread, proxy_main, NULL, "tshmem-proxy",
                             TSHMEM_THREAD_DEFERS) != 0)
         tshmem_fail("tshmem_init", "could not start the proxy thread (out of threads?).");
     static int registered;
@@ -480,30 +509,34 @@ void tshmem_transport_start(void)
 void tshmem_transport_stop(void)
 {
     tshmem_teams_release();
-    if (!net.active)
+    if (!tshmem_net.active)
         return;
     /* Complete what we sent, then wait until every PE has done the same: after that no PE
      * will send a request again, and each proxy may stop. Our proxy goes on serving the
      * others while we wait. */
     tshmem_offnode_quiet();
     MPI_Request all;
-    MPI_Ibarrier(net.comm, &all);
-    wait_request(&all, "tshmem_finalize", -1);
+    MPI_Ibarrier(tshmem_net.comm, &all);
+    tshmem_net_wait_request(&all, "tshmem_finalize", -1);
     struct request stop = {.op = REQ_STOP};
-    send_request(&stop, tshmem_g.my_pe, "tshmem_finalize");
-    pthread_join(net.thread, NULL);
+    tshmem_net_send_request(&stop, tshmem_g.my_pe, "tshmem_finalize");
+    pthread_join(tshmem_net.thread, NULL);
     /* Under the serve lock: a thread of ours that polls sees the transport stopped before
      * its communicator goes. */
-    pthread_mutex_lock(&net.serve);
-    net.active = 0;
-    if (net.posted) { /* posted before the stop came, by a thread that waited */
-        MPI_Cancel(&net.recv);
-        MPI_Wait(&net.recv, MPI_STATUS_IGNORE);
-        net.posted = 0;
+    pthread_mutex_lock(&tshmem_net.serve);
+    tshmem_net.active = 0;
+    /* No request comes any more: waits pause as on one node. Relaxed: no other thread of ours
+     * runs now (the proxy has ended, and 2.4's progress thread before tshmem_finalize came
+     * here). */
+    atomic_store_explicit(&tshmem_wait_hook, NULL, memory_order_relaxed);
+    if (tshmem_net.posted) { /* posted before the stop came, by a thread that waited */
+        MPI_Cancel(&tshmem_net.recv);
+        MPI_Wait(&tshmem_net.recv, MPI_STATUS_IGNORE);
+        tshmem_net.posted = 0;
     }
-    pthread_mutex_unlock(&net.serve);
-    MPI_Comm_free(&net.comm);
+    pthread_mutex_unlock(&tshmem_net.serve);
+    MPI_Comm_free(&tshmem_net.comm);
     bells_close();
-    free(net.pending);
-    net.pending = NULL;
+    free(tshmem_net.pending);
+    tshmem_net.pending = NULL;
 }

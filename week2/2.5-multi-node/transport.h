@@ -20,16 +20,20 @@
  * are applied in the order they were made. That is all tshmem_fence asks of the off-node path.
  *
  * Who serves: the proxy thread when the program computes, and any thread of ours that waits
- * (tshmem_spin_pause calls tshmem_offnode_progress): a PE waiting for a signal takes the
- * request that sets it itself, without waiting for its proxy to be scheduled. One thread at a
- * time serves (net.serve), so one sender's requests are still applied in order. The rule
- * that follows: post every message of a call (a put's bytes, a get's receives) before waiting
- * for any. Two PEs that each wait inside a put to the other may each be serving the other's
- * request, and neither gets back to posting what the other's serve waits for.
+ * (tshmem_spin_pause calls the wait hook that tshmem_transport_start sets, which runs
+ * tshmem_offnode_progress): a PE waiting for a signal takes the request that sets it itself,
+ * without waiting for its proxy to be scheduled. One thread at a time serves (the serve lock,
+ * below), so one sender's requests are still applied in order. The rule that follows: post
+ * every message of a call (a put's bytes, a get's receives) before waiting for any. Two PEs
+ * that each wait inside a put to the other may each be serving the other's request, and
+ * neither gets back to posting what the other's tshmem_proxy_serve waits for.
  *
  * transport.c holds the state, the message helpers, the link model's hooks (link.c holds the
  * model) and the proxy thread's start, loop and stop; requests.c the sender side
- * (tshmem_offnode_*) and what the proxy does with a request (serve): the part you write.
+ * (tshmem_offnode_*) and what the proxy does with a request (tshmem_proxy_serve): the part you
+ * write. Every name these files share starts with tshmem_, as every global of the library does:
+ * a function of your program called serve, or a global called net, must not meet ours at link
+ * time.
  */
 #ifndef TSHMEM_TRANSPORT_H
 #define TSHMEM_TRANSPORT_H
@@ -49,7 +53,7 @@ enum { REQ_PUT, REQ_GET, REQ_SIGNAL, REQ_AMO, REQ_QUIET, REQ_STOP };
 /* A PUT's sub, bits: its bytes came in the request's message (PUT_INLINE); after them the
  * proxy applies a signal (PUT_SIGNAL: value into the word at offset cond, added with
  * PUT_SIGNAL_ADD, else stored) and answers as to a QUIET (PUT_QUIET). A small put_signal, or a
- * small put and the quiet after it, is then one message (see net.staged). */
+ * small put and the quiet after it, is then one message (see tshmem_net.staged). */
 enum { PUT_INLINE = 1, PUT_SIGNAL = 2, PUT_SIGNAL_ADD = 4, PUT_QUIET = 8 };
 
 /* One request, as it travels. Addresses travel as offsets from the start of a slice: the
@@ -66,16 +70,14 @@ struct request {
 
 /* A put of up to inline_limit(pe) bytes travels in one message, header and bytes together:
  * one message instead of two (a header, then the bytes), for a copy of the bytes on each side.
- * Between PEs of one machine (MPI over shared memory) that pays up to INLINE_BYTES: a ping-pong
- * of 4 KiB took 3.9-4.2 us so against 4.8-5.1 with the bytes in a message of their own, 16 KiB
- * alike both ways, and from 32 KiB the extra copies cost more than the message saves. Over TCP
+ * That pays while the message saved costs more than the copies. Between PEs of one machine (MPI
+ * over shared memory) it does up to INLINE_BYTES; from 32 KiB the copies cost more. Over TCP
  * (TSHMEM_TRANSPORT=tcp, or a PE on another machine) every message is a pass through the
  * network stack, and it pays up to INLINE_MAX, where header and bytes still fit Open MPI's TCP
- * eager limit of 64 KiB: a ping-pong of 8 KiB 22.6-22.9 -> 15.4-15.5 us, of 32 KiB 31.5-32.6 ->
- * 27.7-28.3. */
+ * eager limit of 64 KiB. The measurements: book/performance.md, "Why the waits and the proxy are
+ * tuned as they are". */
 #define INLINE_BYTES ((size_t)16 << 10)
 #define INLINE_MAX (((size_t)64 << 10) - sizeof(struct request))
-size_t inline_limit(int pe); /* INLINE_MAX over TCP, INLINE_BYTES over shared memory */
 
 /* A request with its inline bytes, as the proxy receives it. */
 struct request_msg {
@@ -83,15 +85,35 @@ struct request_msg {
     char bytes[INLINE_MAX];
 };
 
-/* The transport's state (transport.c). */
+/* The transport's state (transport.c).
+ *
+ * Its two locks, and the order in which a thread may hold them:
+ *
+ *   lock    the send lock (net_lock): one of this PE's threads at a time sends. Held by every
+ *           tshmem_offnode_* call from its first message to its last; it guards pending,
+ *           n_pending, staged, and the link model's card clock (link.c).
+ *   serve   the serve lock: one of this PE's threads at a time takes requests (poll_requests).
+ *           It guards taken, recv, posted and the link model's held requests.
+ *
+ * send lock, then serve lock: a thread inside a call waits with the send lock held, and its
+ * wait serves (tshmem_offnode_progress tries the serve lock). Never the other way round: a
+ * thread that serves holds the serve lock while every other PE's requests queue behind it, so
+ * tshmem_proxy_serve answers with MPI directly and never waits for the send lock, whose holder
+ * may itself wait for an answer from a PE whose requests only we can serve. Every acquisition
+ * of the serve lock is a try (pthread_mutex_trylock: another thread is serving, so this one
+ * need not), but the last, at tshmem_transport_stop, once the proxy has ended and the send
+ * lock is free. The send lock is tried, not taken, by flush_idle, which runs inside waits that
+ * may hold it already. Chapter 2.4's queue lock (request.c) is never held while a request runs,
+ * so never with these two; MPI's own locks are below all of them. */
 struct transport {
     int active;    /* a proxy thread runs: some PE is on another node */
     MPI_Comm comm; /* the transport's own communicator (a copy of tshmem_g.comm) */
     pthread_t thread;
-    unsigned char *pending;   /* pending[pe]: we sent pe something that quiet must confirm */
-    int n_pending;            /* how many pending[] are set */
-    pthread_mutex_t lock;     /* one of this PE's threads at a time sends (see net_lock) */
-    pthread_mutex_t serve;    /* one of this PE's threads at a time takes requests */
+    pthread_mutex_t lock;     /* the send lock (see above) */
+    pthread_mutex_t serve;    /* the serve lock (see above) */
+    unsigned char *pending;   /* send lock: pending[pe]: we sent pe something that quiet must
+                               * confirm */
+    int n_pending;            /* send lock: how many pending[] are set */
     _Atomic uint64_t polled;  /* when another thread than the proxy last polled (ns), where
                                * there is no doorbell to keep it (transport.c, polled_word) */
     atomic_int stop;          /* REQ_STOP was taken: the proxy thread ends */
@@ -101,26 +123,37 @@ struct transport {
     long hang_warn;           /* TSHMEM_HANG_WARN, read once: waits are on the fast path */
     int link_on;              /* TSHMEM_LINK is set: a QUIET travels on its own (link_due) */
     int tcp;                  /* TSHMEM_TRANSPORT=tcp: every message goes over TCP */
-    /* Under net.lock: a small put that has not left yet, to PE staged_pe (-1: none). The next
-     * request to that PE takes it along (a signal, a quiet); any other sends it first
-     * (flush_staged), and so does a thread that waits, or the proxy when it finds it idle. */
+    /* Under the send lock: a small put that has not left yet, to PE staged_pe (-1: none). The
+     * next request to that PE takes it along (a signal, a quiet); any other sends it first
+     * (tshmem_net_flush_staged), and so does a thread that waits, or the proxy when it finds
+     * it idle. */
     struct request_msg staged;
-    atomic_int staged_pe;
+    atomic_int staged_pe; /* written under the send lock; read without it (relaxed) by
+                           * flush_idle, which takes the lock before it acts on it */
     /* Doorbells (transport.c): one per PE, in a segment shared by the PEs of this machine;
      * NULL if it could not be made. A sender rings the target's after posting a request, so
      * that a thread of the target that sleeps for want of requests wakes at once. */
     struct tshmem_bell *bells;
     unsigned char *bell_here; /* bell_here[pe]: pe's bell is in our segment (same machine) */
 };
-extern struct transport net;
+extern struct transport tshmem_net;
 
 /* The program's thread and chapter 2.4's progress thread may both reach another node at the
  * same time. A PUT header and its bytes, a request and its reply, quiet's QUIETs and their
  * acknowledgements must not interleave with the other thread's, so each tshmem_offnode_* call
- * holds this lock from its first message to its last. The proxy thread never takes it: it
- * answers other PEs whatever our own threads are doing. */
-static inline void net_lock(void) { pthread_mutex_lock(&net.lock); }
-static inline void net_unlock(void) { pthread_mutex_unlock(&net.lock); }
+ * holds the send lock from its first message to its last. The proxy thread never waits for it:
+ * it answers other PEs whatever our own threads are doing. */
+static inline void net_lock(void) { pthread_mutex_lock(&tshmem_net.lock); }
+static inline void net_unlock(void) { pthread_mutex_unlock(&tshmem_net.lock); }
+
+/* INLINE_MAX where the bytes go over TCP (TSHMEM_TRANSPORT=tcp, or pe on another machine: it
+ * has no doorbell in our segment), INLINE_BYTES over shared memory. */
+static inline size_t inline_limit(int pe)
+{
+    if (tshmem_net.tcp || !tshmem_net.bell_here || !tshmem_net.bell_here[pe])
+        return INLINE_MAX;
+    return INLINE_BYTES;
+}
 
 static inline uint64_t offset_of(const char *func, const void *addr)
 {
@@ -144,53 +177,54 @@ static inline char *local_bytes(uint64_t offset, uint64_t nbytes, int from)
 /* Waits for an MPI request with back-off (tshmem_spin_pause), serving our own requests
  * meanwhile, and says what it waits for after TSHMEM_HANG_WARN seconds. `pe` is the PE whose
  * answer we wait for, or -1 for every PE. */
-void wait_request(MPI_Request *req, const char *func, int pe);
+void tshmem_net_wait_request(MPI_Request *req, const char *func, int pe);
 
 /* Posts a request message to pe's proxy: a struct request, followed by inline bytes if any
  * (`bytes` in all). The link model stamps it; `msg` must live until `req` completes. */
-void post_request(void *msg, size_t bytes, int pe, MPI_Request *req);
+void tshmem_net_post_request(void *msg, size_t bytes, int pe, MPI_Request *req);
 
 /* Posts a header-only request and waits until it has left. */
-void send_request(struct request *r, int pe, const char *func);
+void tshmem_net_send_request(struct request *r, int pe, const char *func);
 
-/* Sends the put waiting in net.staged, if any; call with net.lock held. Requests to one PE
- * stay in the order they were made: every call sends the staged put before its own. */
-void flush_staged(void);
+/* Sends the put waiting in tshmem_net.staged, if any; call with the send lock held. Requests
+ * to one PE stay in the order they were made: every call sends the staged put before its own. */
+void tshmem_net_flush_staged(void);
 
 static inline void send_bytes(const void *buf, size_t nbytes, int pe, int tag, const char *func)
 {
     MPI_Request req;
-    MPI_Isend(buf, (int)nbytes, MPI_BYTE, pe, tag, net.comm, &req);
-    wait_request(&req, func, pe);
+    MPI_Isend(buf, (int)nbytes, MPI_BYTE, pe, tag, tshmem_net.comm, &req);
+    tshmem_net_wait_request(&req, func, pe);
 }
 
 static inline void recv_bytes(void *buf, size_t nbytes, int pe, int tag, const char *func)
 {
     MPI_Request req;
-    MPI_Irecv(buf, (int)nbytes, MPI_BYTE, pe, tag, net.comm, &req);
-    wait_request(&req, func, pe);
+    MPI_Irecv(buf, (int)nbytes, MPI_BYTE, pe, tag, tshmem_net.comm, &req);
+    tshmem_net_wait_request(&req, func, pe);
 }
 
 /* pe has requests of ours that only a quiet confirms. */
 static inline void mark_pending(int pe)
 {
-    if (!net.pending[pe]) {
-        net.pending[pe] = 1;
-        net.n_pending++;
+    if (!tshmem_net.pending[pe]) {
+        tshmem_net.pending[pe] = 1;
+        tshmem_net.n_pending++;
     }
 }
 
 /* A reply from pe came after everything we sent it before: nothing is pending there. */
 static inline void clear_pending(int pe)
 {
-    if (net.pending[pe]) {
-        net.pending[pe] = 0;
-        net.n_pending--;
+    if (tshmem_net.pending[pe]) {
+        tshmem_net.pending[pe] = 0;
+        tshmem_net.n_pending--;
     }
 }
 
-/* What the proxy does with one request from PE `from` (requests.c). A PUT of up to
- * INLINE_BYTES came with its bytes: `inline_bytes` points to them. */
-void serve(const struct request *r, const char *inline_bytes, int from);
+/* What the proxy does with one request from PE `from` (requests.c), called with the serve lock
+ * held. A PUT of up to inline_limit(me) bytes came with its bytes: `inline_bytes` points to
+ * them. */
+void tshmem_proxy_serve(const struct request *r, const char *inline_bytes, int from);
 
 #endif

@@ -127,11 +127,11 @@ static const struct crossover {
 
 /* A team that spans nodes (chapter 2.5): every step of the ring is then a message through the
  * proxies, 2 (n - 1) of them against recursive doubling's log2 n rounds. Measured across two
- * virtual nodes of a 16-core machine (bench_2_2, each algorithm forced, two runs), RD stays
- * ahead up to 32 KiB on 2 PEs (18 us against the ring's 27 at 32 KiB) and on 8 PEs (42 against
- * 83); on 16 PEs both took 70-130 us at every size up to 8 KiB and RD stalled for 4 ms from 32
- * KiB, so that row stays as on one node. From 64 KiB the hierarchical allreduce takes over
- * where a node holds two PEs or more (hierarchy_pays, below). */
+ * virtual nodes (bench_2_2, each algorithm forced), RD stays ahead up to 32 KiB on 2 and 8 PEs;
+ * on 16 PEs no algorithm was steadily ahead up to 8 KiB and RD stalled from 32 KiB, so that
+ * row stays as on one node (book/performance.md, "Why the waits and the proxy are tuned as
+ * they are"). Where a node holds two PEs or more the hierarchical allreduce may take over
+ * (hierarchy_pays, below). */
 static const struct crossover crossovers_offnode[] = {
     {8, 0, 32 << 10},
     {1 << 30, 0, 2048},
@@ -157,10 +157,8 @@ static enum tshmem_algo select_algo(const struct tshmem_reduce_call *c)
  * flat round across nodes waits for an entry signal through the proxies, where the hierarchy's
  * leaders (one per node, a small team) stay on the eager path. And it pays at every size when a
  * node holds 4 or more of the team's PEs: the flat rounds of many PEs across nodes then take a
- * different time in each run. A 16-core machine, two virtual nodes, flat -> hierarchical
- * (bench_2_5, three runs each): 2x8 PEs 8 B 8.6 -> 4.4 us, 512 B 13.2 -> 5.9, 2 KiB 71 -> 15,
- * 32 KiB 99 -> 58; 2x4 2 KiB 8.0 -> 6.2 (even below 1 KiB); 2x2 2 KiB 7.0 -> 4.5, but 512 B 3.0
- * -> 3.6. */
+ * different time in each run. The figures, flat against hierarchical on each layout:
+ * book/performance.md, "Why the waits and the proxy are tuned as they are". */
 #define HIERARCHY_MIN_BYTES ((size_t)1 << 10)
 #define HIERARCHY_ALWAYS_PES 4
 static int hierarchy_pays(const struct tshmem_reduce_call *c)

@@ -1,9 +1,9 @@
 /* requests.c: the off-node calls as requests, both ends: the sender side (tshmem_offnode_*) and
- * what the target's proxy does with each request (serve).
+ * what the target's proxy does with each request (tshmem_proxy_serve).
  *
  * Chapter 2.5. transport.h says what travels, in which order, and who serves; transport.c
- * provides the state, the message helpers and the proxy thread that calls serve. You write the
- * five calls below and serve.
+ * provides the state, the message helpers and the proxy thread that calls tshmem_proxy_serve.
+ * You write the five calls below and tshmem_proxy_serve.
  */
 #define TSHMEM_CHAPTER "2.5"
 #define _GNU_SOURCE
@@ -21,21 +21,21 @@ _Noreturn static void no_transport(const char *func, int pe)
 
 void tshmem_offnode_put(void *dest, const void *source, size_t nbytes, int pe)
 {
-    if (!net.active)
+    if (!tshmem_net.active)
         no_transport("tshmem_putmem", pe);
     net_lock();
     /* BEGIN SOLUTION (Remote put): send a PUT header and then the bytes to pe's proxy, one chunk at a time; mark pe pending */
     const char *from = source;
     uint64_t offset = offset_of("tshmem_putmem", dest);
-    flush_staged(); /* an earlier small put goes first */
+    tshmem_net_flush_staged(); /* an earlier small put goes first */
     if (nbytes <= inline_limit(pe)) {
         /* Small: the bytes ride in the header's message; a copy of a few KiB costs less than
-         * a second message through MPI and the proxy. The message waits in net.staged for
+         * a second message through MPI and the proxy. The message waits in tshmem_net.staged for
          * our next call: put_signal's signal then travels in it (tshmem_offnode_signal). */
-        net.staged.r = (struct request){.op = REQ_PUT, .sub = PUT_INLINE, .offset = offset,
+        tshmem_net.staged.r = (struct request){.op = REQ_PUT, .sub = PUT_INLINE, .offset = offset,
                                         .nbytes = nbytes};
-        memcpy(net.staged.bytes, source, nbytes);
-        atomic_store_explicit(&net.staged_pe, pe, memory_order_relaxed);
+        memcpy(tshmem_net.staged.bytes, source, nbytes);
+        atomic_store_explicit(&tshmem_net.staged_pe, pe, memory_order_relaxed);
         mark_pending(pe);
         net_unlock();
         return;
@@ -51,14 +51,14 @@ void tshmem_offnode_put(void *dest, const void *source, size_t nbytes, int pe)
         size_t done = i * CHUNK_BYTES;
         size_t len = nbytes - done < CHUNK_BYTES ? nbytes - done : CHUNK_BYTES;
         r[i] = (struct request){.op = REQ_PUT, .offset = offset + done, .nbytes = len};
-        post_request(&r[i], sizeof r[i], pe, &req[2 * i]);
+        tshmem_net_post_request(&r[i], sizeof r[i], pe, &req[2 * i]);
         /* Same sender, same receiver: the bytes are the next TAG_DATA message the proxy
          * takes from us, and they leave from source itself (no copy). When the send is
          * complete, source may be reused: a put's local completion. */
-        MPI_Isend(from + done, (int)len, MPI_BYTE, pe, TAG_DATA, net.comm, &req[2 * i + 1]);
+        MPI_Isend(from + done, (int)len, MPI_BYTE, pe, TAG_DATA, tshmem_net.comm, &req[2 * i + 1]);
     }
     for (size_t i = 0; i < 2 * n; i++)
-        wait_request(&req[i], "tshmem_putmem", pe);
+        tshmem_net_wait_request(&req[i], "tshmem_putmem", pe);
     free(req);
     free(r);
     mark_pending(pe);
@@ -68,11 +68,11 @@ void tshmem_offnode_put(void *dest, const void *source, size_t nbytes, int pe)
 
 void tshmem_offnode_get(void *dest, const void *source, size_t nbytes, int pe)
 {
-    if (!net.active)
+    if (!tshmem_net.active)
         no_transport("tshmem_getmem", pe);
     net_lock();
     /* BEGIN SOLUTION (Remote get): ask pe's proxy for the bytes with one GET request and receive them chunk by chunk into dest */
-    flush_staged();
+    tshmem_net_flush_staged();
     struct request r = {.op = REQ_GET, .offset = offset_of("tshmem_getmem", source),
                         .nbytes = nbytes};
     char *to = dest;
@@ -85,11 +85,11 @@ void tshmem_offnode_get(void *dest, const void *source, size_t nbytes, int pe)
     for (size_t i = 0; i < n; i++) {
         size_t done = i * CHUNK_BYTES;
         size_t len = nbytes - done < CHUNK_BYTES ? nbytes - done : CHUNK_BYTES;
-        MPI_Irecv(to + done, (int)len, MPI_BYTE, pe, TAG_REPLY, net.comm, &req[i]);
+        MPI_Irecv(to + done, (int)len, MPI_BYTE, pe, TAG_REPLY, tshmem_net.comm, &req[i]);
     }
-    send_request(&r, pe, "tshmem_getmem");
+    tshmem_net_send_request(&r, pe, "tshmem_getmem");
     for (size_t i = 0; i < n; i++)
-        wait_request(&req[i], "tshmem_getmem", pe);
+        tshmem_net_wait_request(&req[i], "tshmem_getmem", pe);
     free(req);
     /* The proxy read our bytes after applying everything we sent it before this request. */
     clear_pending(pe);
@@ -99,21 +99,21 @@ void tshmem_offnode_get(void *dest, const void *source, size_t nbytes, int pe)
 
 void tshmem_offnode_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-    if (!net.active)
+    if (!tshmem_net.active)
         no_transport("tshmem_signal_op", pe);
     net_lock();
     /* BEGIN SOLUTION (Remote signal and atomics): send a SIGNAL request; the proxy applies it after every earlier request of ours */
     struct request r = {.op = REQ_SIGNAL, .sub = (uint32_t)sig_op,
                         .offset = offset_of("tshmem_signal_op", sig_addr), .value = signal};
-    if (atomic_load_explicit(&net.staged_pe, memory_order_relaxed) == pe) {
+    if (atomic_load_explicit(&tshmem_net.staged_pe, memory_order_relaxed) == pe) {
         /* put_signal: the signal rides in the put's message, applied after its bytes. */
-        net.staged.r.sub |= PUT_SIGNAL | (sig_op == TSHMEM_SIGNAL_ADD ? PUT_SIGNAL_ADD : 0);
-        net.staged.r.cond = r.offset;
-        net.staged.r.value = signal;
-        flush_staged();
+        tshmem_net.staged.r.sub |= PUT_SIGNAL | (sig_op == TSHMEM_SIGNAL_ADD ? PUT_SIGNAL_ADD : 0);
+        tshmem_net.staged.r.cond = r.offset;
+        tshmem_net.staged.r.value = signal;
+        tshmem_net_flush_staged();
     } else {
-        flush_staged();
-        send_request(&r, pe, "tshmem_signal_op");
+        tshmem_net_flush_staged();
+        tshmem_net_send_request(&r, pe, "tshmem_signal_op");
     }
     mark_pending(pe);
     /* END SOLUTION */
@@ -123,24 +123,24 @@ void tshmem_offnode_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int 
 uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, uint64_t cond,
                             int pe)
 {
-    if (!net.active)
+    if (!tshmem_net.active)
         no_transport("tshmem_uint64_atomic", pe);
     uint64_t old = 0;
     net_lock();
     /* BEGIN SOLUTION (Remote signal and atomics): send an AMO request; for a fetching one wait for the proxy's reply */
-    flush_staged();
+    tshmem_net_flush_staged();
     struct request r = {.op = REQ_AMO, .sub = (uint32_t)op,
                         .offset = offset_of("tshmem_uint64_atomic", dest), .value = value,
                         .cond = cond};
     if (op == TSHMEM_AMO_SET || op == TSHMEM_AMO_ADD) {
         /* Nothing comes back: like a put, it is complete at the next quiet. */
-        send_request(&r, pe, "tshmem_uint64_atomic");
+        tshmem_net_send_request(&r, pe, "tshmem_uint64_atomic");
         mark_pending(pe);
     } else {
         MPI_Request req;
-        MPI_Irecv(&old, 1, MPI_UINT64_T, pe, TAG_REPLY, net.comm, &req);
-        send_request(&r, pe, "tshmem_uint64_atomic");
-        wait_request(&req, "tshmem_uint64_atomic", pe);
+        MPI_Irecv(&old, 1, MPI_UINT64_T, pe, TAG_REPLY, tshmem_net.comm, &req);
+        tshmem_net_send_request(&r, pe, "tshmem_uint64_atomic");
+        tshmem_net_wait_request(&req, "tshmem_uint64_atomic", pe);
         clear_pending(pe);
     }
     /* END SOLUTION */
@@ -150,40 +150,41 @@ uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, 
 
 void tshmem_offnode_quiet(void)
 {
-    if (!net.active)
+    if (!tshmem_net.active)
         return; /* every PE on one node: nothing can be pending */
     net_lock();
-    if (net.n_pending == 0) { /* nothing sent off-node since the last quiet */
+    if (tshmem_net.n_pending == 0) { /* nothing sent off-node since the last quiet */
         net_unlock();
         return;
     }
     /* BEGIN SOLUTION (Quiet: waiting for acknowledgements): send QUIET to every pending PE, then wait for all their acknowledgements */
     int n = tshmem_g.n_pes, k = 0;
-    MPI_Request *acks = malloc(sizeof *acks * (size_t)net.n_pending);
-    int *from = malloc(sizeof *from * (size_t)net.n_pending);
+    MPI_Request *acks = malloc(sizeof *acks * (size_t)tshmem_net.n_pending);
+    int *from = malloc(sizeof *from * (size_t)tshmem_net.n_pending);
     struct request r = {.op = REQ_QUIET};
     /* Ask them all first, then wait: the round trips overlap instead of adding up. */
     for (int pe = 0; pe < n; pe++) {
-        if (!net.pending[pe])
+        if (!tshmem_net.pending[pe])
             continue;
         from[k] = pe;
-        MPI_Irecv(NULL, 0, MPI_BYTE, pe, TAG_ACK, net.comm, &acks[k++]);
-        int staged_here = atomic_load_explicit(&net.staged_pe, memory_order_relaxed) == pe;
-        if (staged_here && !net.link_on) {
-            net.staged.r.sub |= PUT_QUIET; /* the put not sent yet asks for the answer */
-            flush_staged();
+        MPI_Irecv(NULL, 0, MPI_BYTE, pe, TAG_ACK, tshmem_net.comm, &acks[k++]);
+        int staged_here = atomic_load_explicit(&tshmem_net.staged_pe, memory_order_relaxed) == pe;
+        if (staged_here && !tshmem_net.link_on) {
+            tshmem_net.staged.r.sub |= PUT_QUIET; /* the put not sent yet asks for the answer */
+            tshmem_net_flush_staged();
             continue;
         }
         if (staged_here)
-            flush_staged(); /* under the link model a QUIET travels on its own, after it */
-        send_request(&r, pe, "tshmem_quiet");
+            tshmem_net_flush_staged(); /* under the link model a QUIET travels on its own,
+                                        * after it */
+        tshmem_net_send_request(&r, pe, "tshmem_quiet");
     }
     for (int i = 0; i < k; i++)
-        wait_request(&acks[i], "tshmem_quiet", from[i]);
+        tshmem_net_wait_request(&acks[i], "tshmem_quiet", from[i]);
     free(acks);
     free(from);
-    memset(net.pending, 0, (size_t)n);
-    net.n_pending = 0;
+    memset(tshmem_net.pending, 0, (size_t)n);
+    tshmem_net.n_pending = 0;
     /* END SOLUTION */
     net_unlock();
 }
@@ -192,7 +193,7 @@ void tshmem_offnode_quiet(void)
  * waiting thread of ours, see progress), one request at a time, in the order each sender sent
  * them. A PUT of up to inline_limit(me) bytes came with its bytes: `inline_bytes` points to
  * them. */
-void serve(const struct request *r, const char *inline_bytes, int from)
+void tshmem_proxy_serve(const struct request *r, const char *inline_bytes, int from)
 {
     /* BEGIN SOLUTION (The proxy thread): apply a PUT, GET, SIGNAL, AMO or QUIET request to this PE's slice with C11 atomics, and answer where the sender waits */
     switch (r->op) {
@@ -210,18 +211,18 @@ void serve(const struct request *r, const char *inline_bytes, int from)
             }
             if (r->sub & PUT_QUIET) { /* as REQ_QUIET below: everything before is applied */
                 atomic_thread_fence(memory_order_seq_cst);
-                MPI_Send(NULL, 0, MPI_BYTE, from, TAG_ACK, net.comm);
+                MPI_Send(NULL, 0, MPI_BYTE, from, TAG_ACK, tshmem_net.comm);
             }
             break;
         }
-        MPI_Recv(to, (int)r->nbytes, MPI_BYTE, from, TAG_DATA, net.comm, MPI_STATUS_IGNORE);
+        MPI_Recv(to, (int)r->nbytes, MPI_BYTE, from, TAG_DATA, tshmem_net.comm, MPI_STATUS_IGNORE);
         break;
     }
     case REQ_GET: {
         const char *src = local_bytes(r->offset, r->nbytes, from);
         for (size_t done = 0; done < r->nbytes; done += CHUNK_BYTES) {
             size_t len = r->nbytes - done < CHUNK_BYTES ? r->nbytes - done : CHUNK_BYTES;
-            MPI_Send(src + done, (int)len, MPI_BYTE, from, TAG_REPLY, net.comm);
+            MPI_Send(src + done, (int)len, MPI_BYTE, from, TAG_REPLY, tshmem_net.comm);
         }
         break;
     }
@@ -255,13 +256,13 @@ void serve(const struct request *r, const char *inline_bytes, int from)
         default:
             tshmem_fail("proxy", "PE %d sent an atomic of unknown kind %u.", from, r->sub);
         }
-        MPI_Send(&old, 1, MPI_UINT64_T, from, TAG_REPLY, net.comm);
+        MPI_Send(&old, 1, MPI_UINT64_T, from, TAG_REPLY, tshmem_net.comm);
         break;
     }
     case REQ_QUIET:
         /* Everything `from` sent before this request has been applied above. */
         atomic_thread_fence(memory_order_seq_cst);
-        MPI_Send(NULL, 0, MPI_BYTE, from, TAG_ACK, net.comm);
+        MPI_Send(NULL, 0, MPI_BYTE, from, TAG_ACK, tshmem_net.comm);
         break;
     default:
         tshmem_fail("proxy", "PE %d sent a request of unknown kind %u.", from, r->op);
