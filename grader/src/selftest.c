@@ -13,6 +13,7 @@
 
 #include "course.h"
 #include "run.h"
+#include "util.h"
 
 static int passed, failed, skipped;
 
@@ -60,8 +61,7 @@ static void check_points(const struct chapter *ch, const struct chapter_run *r)
         for (int i = 0; i < r->n; i++)
             found |= !strcmp(r->results[i].test, test);
         if (!found)
-            snprintf(detail + strlen(detail), sizeof detail - strlen(detail),
-                     "    \"%s\" is not a test of %s\n", test, ch->suite);
+            appendf(detail, sizeof detail, "    \"%s\" is not a test of %s\n", test, ch->suite);
     }
     snprintf(what, sizeof what, "%s: grader/course.json's points name tests of its suite", ch->id);
     check(!detail[0], what, detail);
@@ -198,7 +198,8 @@ static void grade(const struct course *c, const struct chapter *ch, const char *
 /* The grader's unit tests: one check per Criterion test, from our report hook's JSON Lines. */
 static void unit_tests(const struct course *c)
 {
-    char report[] = "/tmp/tshmem-unit-XXXXXX", env_report[64], env_root[4200];
+    char report[] = "/tmp/tshmem-unit-XXXXXX", env_report[64],
+         env_root[sizeof "TSHMEM_ROOT=" + PATH_MAX];
     int fd = mkstemp(report);
     if (fd >= 0)
         close(fd);
@@ -284,13 +285,11 @@ static void e2e_finish(const char *script, struct started_command *s)
  * prints each operation's figures beside its baseline's (the full run stays out of make test). */
 static void bench_quick(const struct course *c)
 {
-    char self[4096], *out = NULL, what[160];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0) {
+    char self[PATH_MAX], *out = NULL, what[160];
+    if (own_program(self) != 0) {
         check(0, "grader bench all --quick runs", "    cannot find the grader's own program");
         return;
     }
-    self[len] = 0;
     char *argv[] = {self, "bench", "all", "--quick", "--pes", "2", "--impl", "solutions", NULL};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -299,7 +298,7 @@ static void bench_quick(const struct course *c)
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     for (int i = 0; i < c->n; i++) {
         const struct chapter *ch = &c->chapters[i];
-        char src[4300], head[96], fail[96];
+        char src[PATH_MAX], head[96], fail[96];
         if (!ch->available || !chapter_bench_source(c, ch, src, sizeof src))
             continue;
         snprintf(head, sizeof head, "Benchmark of chapter %s,", ch->id);
