@@ -10,7 +10,6 @@
 
 #include "card.h"
 #include "card_group.h"
-#include "commands.h"
 #include "util.h"
 
 #define MAX_MEMBERS 32

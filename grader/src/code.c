@@ -1,9 +1,11 @@
-/* code.c: what the learner's files of a chapter hold: a fingerprint (for the regression check)
- * and how far they are from the generated stub (the Code column). */
+/* code.c: what the learner's files of a chapter hold: a fingerprint (for the regression check),
+ * a signature and a watch (for watch mode), and how far they are from the generated stub (the
+ * Code column). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -111,4 +113,13 @@ uint64_t chapter_files_signature(const struct course *c, const struct chapter *c
         h = fnv1a(h, parts, sizeof parts);
     }
     return h;
+}
+
+int chapter_files_watch(int notify, const struct course *c, const struct chapter *ch)
+{
+    char dir[PATH_MAX];
+    if (notify < 0 || path_format(dir, "%s/%s", c->root, ch->dir) != 0)
+        return -1;
+    /* editors save by writing in place, or by writing a new file and renaming it over */
+    return inotify_add_watch(notify, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_ATTRIB);
 }

@@ -27,7 +27,6 @@
 #include "dash_run.h"
 #include "hint.h"
 #include "reset.h"
-#include "util.h"
 
 static volatile sig_atomic_t quit_signal;
 static volatile pid_t crash_child; /* the run to stop if the dashboard itself crashes */
@@ -233,11 +232,7 @@ static void toggle_watch(struct dash *d)
         set_status(d, P_NOTE, "%s is coming: nothing to watch yet.", ch->id);
         return;
     }
-    char dir[PATH_MAX];
-    d->wd = d->notify >= 0 && path_format(dir, "%s/%s", d->c->root, ch->dir) == 0
-                ? inotify_add_watch(d->notify, dir,
-                                    IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_ATTRIB)
-                : -1;
+    d->wd = chapter_files_watch(d->notify, d->c, ch);
     d->watch_ch = d->sel;
     d->watch_sig = chapter_files_signature(d->c, ch);
     d->watch_due = 0;

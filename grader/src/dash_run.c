@@ -11,7 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "commands.h"
 #include "dash_draw.h"
 #include "dash_run.h"
 #include "outline.h"

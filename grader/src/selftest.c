@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "course.h"
+#include "commands.h"
 #include "run.h"
 #include "util.h"
 

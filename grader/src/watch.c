@@ -76,14 +76,9 @@ static char read_key(struct watch *w, int timeout_ms)
 
 static void arm(struct watch *w)
 {
-    char dir[PATH_MAX];
     if (w->notify >= 0 && w->wd >= 0)
         inotify_rm_watch(w->notify, w->wd);
-    /* editors save by writing in place, or by writing a new file and renaming it over */
-    w->wd = w->notify >= 0 && path_format(dir, "%s/%s", w->c->root, w->ch->dir) == 0
-                ? inotify_add_watch(w->notify, dir,
-                                    IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_ATTRIB)
-                : -1;
+    w->wd = chapter_files_watch(w->notify, w->c, w->ch);
     char files[512] = "";
     for (int f = 0; f < w->ch->nfiles; f++)
         appendf(files, sizeof files, "%s%s", f ? ", " : "", w->ch->files[f]);
