@@ -284,19 +284,19 @@ $(BUILD)/bin/bench_%: bench_%.c grader/bench/bench.h $(HEADERS) $(LIB)
 # ---- Criterion suites and the grader (independent of the variant) -----------------------------
 suites: $(SUITES)
 
-$(GR_DIR)/suite_%: suite_%.c grader/tests/suite.h $(HARNESS) grader/harness/job.h
+$(GR_DIR)/suite_%: suite_%.c grader/tests/suite.h $(HARNESS) $(wildcard grader/harness/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(GR_CFLAGS) $(WARN) -Igrader/harness -Igrader/tests $(INCLUDE) $< $(HARNESS) -lcriterion -ljansson -o $@
 
 grader: $(GRADER)
 
-$(GRADER): $(GRADER_SRC) $(wildcard grader/src/*.h) $(HARNESS) grader/harness/job.h
+$(GRADER): $(GRADER_SRC) $(wildcard grader/src/*.h grader/harness/*.h) $(HARNESS)
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(GR_CFLAGS) $(WARN) -Igrader/harness $(GRADER_SRC) $(HARNESS) $(GRADER_LIBS) -o $@
 
 unit: $(UNIT)
 
-$(UNIT): $(UNIT_SRC) $(wildcard grader/unit/*.h) $(GRADER_SRC) $(wildcard grader/src/*.h) $(HARNESS)
+$(UNIT): $(UNIT_SRC) $(wildcard grader/unit/*.h) $(GRADER_SRC) $(wildcard grader/src/*.h grader/harness/*.h) $(HARNESS)
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(GR_CFLAGS) $(WARN) -Igrader/src -Igrader/harness $(UNIT_SRC) \
 	    $(filter-out grader/src/main.c,$(GRADER_SRC)) $(HARNESS) -lcriterion $(GRADER_LIBS) -o $@
@@ -334,6 +334,7 @@ LINT_FLAGS := -q --error-exitcode=1 --std=c11 --library=.cppcheck/tshmem.cfg \
 lint:
 	@cppcheck -j $(JOBS) $(LINT_FLAGS) solutions grader tools
 	@tools/testdata/symbols/run-tests.sh && $(MAKE) -s IMPL=solutions lib && tools/check-symbols build/solutions/lib/libtshmem.a
+	@if $(CC) $(CSTD) -Igrader/harness -M $(GRADER_SRC) | grep -q criterion/; then echo "make lint: grader/src includes a Criterion header (through grader/harness?): only the suites and unit tests may"; exit 1; fi
 
 # ---- Sanitizers: every suite on a build under ASan+UBSan, the threaded chapters under TSan --------
 # IMPL=learner (your code, the default) or IMPL=solutions; SAN_CHAPTERS / TSAN_CHAPTERS choose

@@ -2,6 +2,7 @@
    its output, and on a hang reports where each PE was (gdb) before killing the whole job. */
 #define _GNU_SOURCE
 #include "job.h"
+#include "hash.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -527,10 +528,11 @@ void job_run(struct pe_job *job, const char *chapter, const char *prog, int npes
     job_runv(job, chapter, prog, npes, scenario, NULL, env, timeout_s);
 }
 
-/* 64-bit FNV-1a of a string, continued from h: the name of a shared job's files. */
-static uint64_t fnv1a(uint64_t h, const char *s) {
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return (h ^ 0xff) * 0x100000001b3ull; /* a separator: "ab","c" is not "a","bc" */
+/* FNV-1a of a string and its NUL, continued from h: the name of a shared job's files. The NUL
+ * separates: "ab","c" is not "a","bc". */
+static uint64_t hash_word(uint64_t h, const char *s)
+{
+    return fnv1a(h, s, strlen(s) + 1);
 }
 
 int job_shared_ok(const char *chapter, const char *prog, int npes, const char *scenario,
@@ -539,10 +541,12 @@ int job_shared_ok(const char *chapter, const char *prog, int npes, const char *s
     if (!dir || !*dir) return 0;
     char n[16], lock[PATH_MAX], ok[PATH_MAX + 8], fail[PATH_MAX + 8];
     snprintf(n, sizeof n, "%d", npes);
-    uint64_t h = fnv1a(fnv1a(fnv1a(0xcbf29ce484222325ull, prog), scenario), n);
-    for (size_t i = 0; args && args[i]; i++) h = fnv1a(h, args[i]);
-    h = fnv1a(h, "--env");
-    for (size_t i = 0; env && env[i]; i++) h = fnv1a(h, env[i]);
+    uint64_t h = hash_word(hash_word(hash_word(FNV_START, prog), scenario), n);
+    for (size_t i = 0; args && args[i]; i++)
+        h = hash_word(h, args[i]);
+    h = hash_word(h, "--env");
+    for (size_t i = 0; env && env[i]; i++)
+        h = hash_word(h, env[i]);
     snprintf(lock, sizeof lock, "%s/%016llx", dir, (unsigned long long)h);
     snprintf(ok, sizeof ok, "%s.ok", lock);
     snprintf(fail, sizeof fail, "%s.fail", lock);

@@ -1,10 +1,11 @@
-/* job.h: the grader harness API: run a tshmem PE job under a timeout and check its output. */
+/* job.h: the grader harness API: run a tshmem PE job under a timeout and check its output.
+   Criterion-free, for the grader links it too: the assertions on a job (JOB_EXPECT_*) are in
+   grader/tests/suite.h. */
 #ifndef TSHMEM_GRADER_JOB_H
 #define TSHMEM_GRADER_JOB_H
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <criterion/criterion.h>
 
 /* One finished (or stopped) run of `tshrun -np npes <prog> <scenario> ...`.
    PE programs print, line-buffered, to stdout:
@@ -72,29 +73,5 @@ char *job_problem_error(const struct pe_job *job, int status, const char *needle
 /* Internal (job.c uses it, report.c has it): where gdb's "thread apply all bt" output shows the
    main thread, as "in f (file:line) <- caller <- main, inside callee()"; NULL if no frame. */
 char *job_backtrace_text(const char *gdb_output);
-
-/* Assertions on a `struct pe_job *`, only in the Criterion test process (they call
-   cr_assert_fail). JOB_EXPECT_OK: not timed out, status 0, every PE printed done, no FAIL line.
-   JOB_EXPECT_ERROR: not timed out, that exit status, and `needle` in the output (NULL or "":
-   status only). The message is built before the test aborts, and the job freed: the test
-   never returns to free it. The message stays in a static, so that a leak check at the test's
-   exit (make sanitize) finds nothing unreachable. */
-#define JOB_EXPECT_OK(job)                                    \
-    do {                                                      \
-        static char *job_msg_;                                \
-        if ((job_msg_ = job_problem_ok((job))) != NULL) {     \
-            job_free((job));                                  \
-            cr_assert_fail("%s", job_msg_);                   \
-        }                                                     \
-    } while (0)
-
-#define JOB_EXPECT_ERROR(job, status, needle)                                      \
-    do {                                                                           \
-        static char *job_msg_;                                                     \
-        if ((job_msg_ = job_problem_error((job), (status), (needle))) != NULL) {   \
-            job_free((job));                                                       \
-            cr_assert_fail("%s", job_msg_);                                        \
-        }                                                                          \
-    } while (0)
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "bench_lines.h"
 #include "commands.h"
+#include "help.h"
 #include "job.h"
 #include "progress.h"
 #include "run.h"
@@ -282,8 +283,12 @@ static void plot(const struct course *c, const char *csv, const struct bench_set
         snprintf(opname, sizeof opname, "%s", b->op);
         snprintf(title, sizeof title, "%s on %d PEs: bus bandwidth (GB/s)", b->op, b->pes);
         for (int k = 0; k < 2; k++) {
-            char path[4400], *log = NULL;
-            snprintf(path, sizeof path, "%.*s-%s.%s", (int)stem, csv, b->op, k ? "png" : "svg");
+            char path[PATH_MAX], *log = NULL;
+            if (path_format(path, "%.*s-%s.%s", (int)stem, csv, b->op, k ? "png" : "svg") != 0) {
+                if (!failed++)
+                    printf("No plot of %s: the path of its file would be too long.\n", b->op);
+                continue;
+            }
             char *argv[] = {"bash", "tools/plot-bench", (char *)csv, path,       "--op",    opname,
                             "--y",  "busbw_GBps",       "--series",  "run,impl", "--title", title,
                             NULL};
@@ -362,12 +367,13 @@ static int bench_report(const struct course *c, const struct chapter *ch,
     if (worst)
         bench_worst(worst, ch->id, set);
     struct bench_best best = bench_best(set);
-    char csv[4300], stamp[32];
+    char csv[PATH_MAX], stamp[32];
     time_stamp(time(NULL), stamp, sizeof stamp);
-    snprintf(csv, sizeof csv, "%s/build/bench", c->root);
-    make_dirs(csv);
-    snprintf(csv, sizeof csv, "%s/build/bench/bench_%s-%s.csv", c->root, ch->id, stamp);
-    if (bench_csv(csv, ch->id, set) == 0) {
+    if (path_format(csv, "%s/build/bench", c->root) == 0)
+        make_dirs(csv);
+    if (path_format(csv, "%s/build/bench/bench_%s-%s.csv", c->root, ch->id, stamp) != 0)
+        printf("\nNo CSV of the figures: the course folder's path is too long.\n");
+    else if (bench_csv(csv, ch->id, set) == 0) {
         printf("\nAll figures: %s\n", csv + strlen(c->root) + 1);
         plot(c, csv, set);
     }
@@ -390,7 +396,7 @@ static int bench_chapter(const struct course *c, const struct chapter *ch,
                          const struct bench_opts *op, FILE *worst)
 {
     struct bench_opts o = *op;
-    char src[4300], *why = NULL;
+    char src[PATH_MAX], *why = NULL;
     if (!o.fixture && !chapter_bench_source(c, ch, src, sizeof src)) {
         printf("There is no benchmark for chapter %s yet: its figures would come from %s.\n",
                ch->id, src + strlen(c->root) + 1);
@@ -469,7 +475,7 @@ int cmd_bench(const struct course *c, int argc, char **argv)
     if (id && !strcmp(id, "all")) {
         /* Every available chapter that has a benchmark, in course order. */
         int ran = 0, bad = 0;
-        char src[4300], *worst = NULL;
+        char src[PATH_MAX], *worst = NULL;
         size_t worst_len = 0;
         FILE *w = open_memstream(&worst, &worst_len);
         for (int i = 0; i < c->n && !grader_stop; i++) {

@@ -9,7 +9,9 @@
 #include <time.h>
 
 #include "card.h"
+#include "card_group.h"
 #include "commands.h"
+#include "help.h"
 #include "util.h"
 
 static void card_date(time_t now, char *date, size_t len)
@@ -50,7 +52,7 @@ void card_write(FILE *out, const struct course *c, const struct roadmap_row *row
         ref_deps |= r->ref_deps && r->status == ST_DONE;
         row_perf(r, perf); /* the best against MPI, and against the reference beside it */
         if (r->vs_mpi > 0 && r->vs_ref > 0)
-            snprintf(perf + strlen(perf), sizeof perf - strlen(perf), ", %.2fx ref", r->vs_ref);
+            appendf(perf, sizeof perf, ", %.2fx ref", r->vs_ref);
         fprintf(out, "| %s | %s | %s | %s | %s%s%s | %s | %s |\n", status_emoji(r->status),
                 r->ch->id, r->ch->title, code_word(r->code), row_test(r, t),
                 r->regressed ? " (broke since it passed)" : "",

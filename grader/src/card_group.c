@@ -9,7 +9,8 @@
 #include <time.h>
 
 #include "card.h"
-#include "commands.h"
+#include "card_group.h"
+#include "util.h"
 
 #define MAX_MEMBERS 32
 
@@ -82,14 +83,13 @@ static void m_cell(const struct member *m, const char *id, char *buf, size_t len
 {
     json_t *ch = m_chapter(m, id);
     enum chapter_status st = m_status(m, id);
-    int n = snprintf(buf, len, "%s", status_emoji(st));
+    snprintf(buf, len, "%s", status_emoji(st));
     if (st == ST_PROGRESS && json_integer_value(json_object_get(ch, "total")) > 0)
-        n += snprintf(buf + n, len - (size_t)n, " %d/%d",
-                      (int)json_integer_value(json_object_get(ch, "passed")),
-                      (int)json_integer_value(json_object_get(ch, "total")));
+        appendf(buf, len, " %d/%d", (int)json_integer_value(json_object_get(ch, "passed")),
+                (int)json_integer_value(json_object_get(ch, "total")));
     double mpi = json_number_value(json_object_get(ch, "vs_mpi"));
-    if (mpi > 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, " ⚡%.2fx MPI", mpi);
+    if (mpi > 0)
+        appendf(buf, len, " ⚡%.2fx MPI", mpi);
 }
 
 static void group_markdown(FILE *out, const struct course *c, struct member *ms, int n)
@@ -151,8 +151,7 @@ static char *group_chat(const struct course *c, struct member *ms, int n, int ma
             started += m_status(&ms[j], id) != ST_TODO;
         }
         if (done == n) {
-            snprintf(all_done + strlen(all_done), sizeof all_done - strlen(all_done), "%s%s",
-                     all_done[0] ? ", " : "", id);
+            appendf(all_done, sizeof all_done, "%s%s", all_done[0] ? ", " : "", id);
             continue;
         }
         if (!started)

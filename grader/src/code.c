@@ -1,13 +1,16 @@
-/* code.c: what the learner's files of a chapter hold: a fingerprint (for the regression check)
- * and how far they are from the generated stub (the Code column). */
+/* code.c: what the learner's files of a chapter hold: a fingerprint (for the regression check),
+ * a signature and a watch (for watch mode), and how far they are from the generated stub (the
+ * Code column). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "course.h"
+#include "code.h"
+#include "hash.h"
 #include "run.h"
 #include "util.h"
 
@@ -18,10 +21,11 @@ uint64_t chapter_fingerprint(const struct course *c, const struct chapter *ch)
     uint64_t h = FNV_START;
     for (int i = 0; i < n; i++) {
         for (int f = 0; f < chs[i]->nfiles; f++) {
-            char path[4300];
+            char path[PATH_MAX];
             size_t len = 0;
-            snprintf(path, sizeof path, "%s/%s/%s", c->root, chs[i]->dir, chs[i]->files[f]);
-            char *text = read_file(path, &len);
+            /* a path too long to open counts as a missing file */
+            path_format(path, "%s/%s/%s", c->root, chs[i]->dir, chs[i]->files[f]);
+            char *text = path[0] ? read_file(path, &len) : NULL;
             h = fnv1a(h, path, strlen(path) + 1);
             h = fnv1a(h, text ? text : "(missing)", text ? len : 9);
             free(text);
@@ -33,9 +37,9 @@ uint64_t chapter_fingerprint(const struct course *c, const struct chapter *ch)
 /* The stub of a file: build/stubs/<dir>/<file>, else the version git has committed. */
 static char *stub_text(const struct course *c, const char *rel)
 {
-    char path[4400];
-    snprintf(path, sizeof path, "%s/build/stubs/%s", c->root, rel);
-    char *text = read_file(path, NULL);
+    char path[PATH_MAX];
+    char *text =
+        path_format(path, "%s/build/stubs/%s", c->root, rel) == 0 ? read_file(path, NULL) : NULL;
     if (text)
         return text;
     char spec[512], *out = NULL;
@@ -60,10 +64,10 @@ struct code_info chapter_code(const struct course *c, const struct chapter *ch)
     struct code_info ci = {.state = CODE_UNKNOWN};
     int missing = 0, no_stub = 0, edited = 0;
     for (int f = 0; f < ch->nfiles; f++) {
-        char rel[200], path[4300];
+        char rel[200], path[PATH_MAX];
         snprintf(rel, sizeof rel, "%s/%s", ch->dir, ch->files[f]);
-        snprintf(path, sizeof path, "%s/%s", c->root, rel);
-        char *mine = read_file(path, NULL), *stub = mine ? stub_text(c, rel) : NULL;
+        char *mine = path_format(path, "%s/%s", c->root, rel) == 0 ? read_file(path, NULL) : NULL;
+        char *stub = mine ? stub_text(c, rel) : NULL;
         missing |= mine == NULL;
         no_stub |= mine && !stub;
         if (mine) {
@@ -99,14 +103,23 @@ uint64_t chapter_files_signature(const struct course *c, const struct chapter *c
 {
     uint64_t h = FNV_START;
     for (int f = 0; f < ch->nfiles; f++) {
-        char path[4300];
+        char path[PATH_MAX];
         struct stat st;
-        snprintf(path, sizeof path, "%s/%s/%s", c->root, ch->dir, ch->files[f]);
-        if (stat(path, &st) != 0)
+        if (path_format(path, "%s/%s/%s", c->root, ch->dir, ch->files[f]) != 0 ||
+            stat(path, &st) != 0)
             memset(&st, 0, sizeof st);
         long parts[4] = {(long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, (long)st.st_size,
                          (long)st.st_ino};
         h = fnv1a(h, parts, sizeof parts);
     }
     return h;
+}
+
+int chapter_files_watch(int notify, const struct course *c, const struct chapter *ch)
+{
+    char dir[PATH_MAX];
+    if (notify < 0 || path_format(dir, "%s/%s", c->root, ch->dir) != 0)
+        return -1;
+    /* editors save by writing in place, or by writing a new file and renaming it over */
+    return inotify_add_watch(notify, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_ATTRIB);
 }

@@ -1,5 +1,6 @@
 /* course.c: reading and checking grader/course.json, the one file that describes every chapter
- * (course.h has the schema). */
+ * (course.h has the schema), and finding chapters in it: by id, by selector, the one a command
+ * names, the one the learner is on. */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,6 +9,8 @@
 #include <unistd.h>
 
 #include "course.h"
+#include "progress.h"
+#include "util.h"
 
 /* A sentence about the file, into err. Always returns -1. */
 static int bad(char *err, size_t len, const char *fmt, ...)
@@ -320,38 +323,45 @@ void course_free(struct course *c)
     c->doc = NULL;
 }
 
-static int find_root(char *root, size_t len, const char *argv0)
+static int find_root(char root[PATH_MAX], const char *argv0)
 {
     const char *env = getenv("TSHMEM_ROOT");
-    char exe[4096];
     if (env && *env) {
-        snprintf(root, len, "%s", env);
-        return 0;
+        if (path_format(root, "%s", env) == 0)
+            return 0;
+        fprintf(stderr,
+                "grader: TSHMEM_ROOT is longer than a path may be (%d bytes); set it to the "
+                "course folder\n",
+                PATH_MAX);
+        return -1;
     }
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) {
+    if (own_program(root) != 0) {
         fprintf(stderr,
                 "grader: cannot tell where %s lives; set TSHMEM_ROOT to the course "
                 "folder\n",
                 argv0);
         return -1;
     }
-    exe[n] = '\0';
     for (int up = 0; up < 3; up++) { /* .../build/grader/grader -> ... */
-        char *slash = strrchr(exe, '/');
+        char *slash = strrchr(root, '/');
         if (slash)
             *slash = '\0';
     }
-    snprintf(root, len, "%s", exe);
     return 0;
 }
 
 int course_load(struct course *c, const char *argv0)
 {
-    char root[4096], path[4200], err[512];
-    if (find_root(root, sizeof root, argv0) != 0)
+    char root[PATH_MAX], path[PATH_MAX], err[512];
+    if (find_root(root, argv0) != 0)
         return -1;
-    snprintf(path, sizeof path, "%s/grader/course.json", root);
+    if (path_format(path, "%s/grader/course.json", root) != 0) {
+        fprintf(stderr,
+                "grader: the course folder's path is too long for its files' (a path has at "
+                "most %d bytes): move the course to a shorter one than %s\n",
+                PATH_MAX, root);
+        return -1;
+    }
     if (course_load_file(c, root, path, err, sizeof err) != 0) {
         fprintf(stderr,
                 "grader: %s is not right: %s. Fix it, or restore it with "
@@ -402,9 +412,9 @@ int chapter_test_rank(const struct chapter *ch, const char *test)
  * cannot be read. */
 static int suite_tests(const struct course *c, const struct chapter *ch, int *points)
 {
-    char path[4400], line[1024], rel[CHAPTER_PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", c->root, chapter_path(ch, CH_SUITE_SRC, rel, sizeof rel));
-    FILE *f = ch->suite[0] ? fopen(path, "r") : NULL;
+    char path[PATH_MAX], line[1024], rel[CHAPTER_PATH_MAX];
+    path_format(path, "%s/%s", c->root, chapter_path(ch, CH_SUITE_SRC, rel, sizeof rel));
+    FILE *f = ch->suite[0] && path[0] ? fopen(path, "r") : NULL;
     if (!f)
         return -1;
     int n = 0;
@@ -471,6 +481,45 @@ int course_select(const struct course *c, const char *cmd, const char *sel,
                 "week such as week1, or all (grader list shows them).\n",
                 cmd, sel);
     return n ? n : -1;
+}
+
+const struct chapter *chapter_arg(const struct course *c, const char *command, const char *id)
+{
+    if (!id || id[0] == '-') {
+        fprintf(stderr,
+                "grader %s: name a chapter, e.g. grader %s 1.3 (grader list shows "
+                "them).\n",
+                command, command);
+        return NULL;
+    }
+    const struct chapter *ch = course_find(c, id);
+    if (!ch)
+        fprintf(stderr,
+                "grader %s: there is no chapter '%s'; chapters are named like 1.3 "
+                "(grader list shows them).\n",
+                command, id);
+    else if (!ch->available)
+        fprintf(stderr,
+                "grader %s: chapter %s (%s) is not part of the course yet; grader list "
+                "shows the chapters you can do now.\n",
+                command, ch->id, ch->title);
+    return ch && ch->available ? ch : NULL;
+}
+
+const struct chapter *current_chapter(const struct course *c)
+{
+    struct progress p;
+    progress_open(&p, c, 0);
+    const struct chapter *cur = NULL, *last = NULL;
+    for (int i = 0; i < c->n && !cur; i++) {
+        if (!c->chapters[i].available)
+            continue;
+        last = &c->chapters[i];
+        if (!pg_bool(progress_chapter(&p, last->id, 0), "done"))
+            cur = last;
+    }
+    progress_close(&p);
+    return cur ? cur : last;
 }
 
 int chapter_closure(const struct course *c, const struct chapter *ch, const struct chapter **out)

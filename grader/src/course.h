@@ -38,8 +38,8 @@
 #define GRADER_COURSE_H
 
 #include <jansson.h>
+#include <limits.h>
 #include <stddef.h>
-#include <stdint.h>
 
 #define MAX_CHAPTERS 40
 #define MAX_FILES    12
@@ -101,7 +101,7 @@ enum chapter_part {
 const char *chapter_path(const struct chapter *ch, enum chapter_part part, char *buf, size_t len);
 
 struct course {
-    char root[4096]; /* the course's top directory */
+    char root[PATH_MAX]; /* the course's top directory */
     char title[96];
     int n;
     struct chapter chapters[MAX_CHAPTERS];
@@ -132,27 +132,13 @@ int chapter_declared(const struct course *c, const struct chapter *ch, int *poin
  * order. Returns how many, or -1 after printing (as `cmd`) why it names none. */
 int course_select(const struct course *c, const char *cmd, const char *sel,
                   const struct chapter **out);
+/* The chapter an id names, or NULL after saying why (as `command`). */
+const struct chapter *chapter_arg(const struct course *c, const char *command, const char *id);
+/* The chapter a learner is on: the first available one not done (in the progress file), else
+ * the last available. */
+const struct chapter *current_chapter(const struct course *c);
 /* Every chapter that ch depends on, directly or through others, in roadmap order, then ch. */
 int chapter_closure(const struct course *c, const struct chapter *ch, const struct chapter **out);
-
-/* ---- The learner's files of a chapter ---------------------------------------------------- */
-
-/* A fingerprint (FNV-1a) of the learner's files of ch and of every chapter it depends on: when
- * it changes, a chapter that passed must be checked again. */
-uint64_t chapter_fingerprint(const struct course *c, const struct chapter *ch);
-
-/* The files' times, sizes and inodes: changes when one is saved (watch mode). */
-uint64_t chapter_files_signature(const struct course *c, const struct chapter *ch);
-
-enum code_state { CODE_UNKNOWN, CODE_STUB, CODE_EDITED, CODE_WRITTEN };
-struct code_info {
-    enum code_state state; /* STUB: every file equals its generated stub */
-    int todos;             /* TSHMEM_TODO( calls left in the learner's files */
-};
-/* Compares the learner's files with build/stubs/ (make stubs generates them), or with the
- * version committed in git when build/stubs/ is missing. */
-struct code_info chapter_code(const struct course *c, const struct chapter *ch);
-const char *code_word(struct code_info ci); /* "stub", "3 todo", "written", "?" */
 
 /* Where a chapter's benchmark source would be (grader/chapters/2.2/bench_2_2.c); 1 if it exists. */
 int chapter_bench_source(const struct course *c, const struct chapter *ch, char *path, size_t len);

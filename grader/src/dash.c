@@ -20,8 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "code.h"
 #include "commands.h"
 #include "dash.h"
+#include "dash_draw.h"
+#include "dash_run.h"
+#include "hint.h"
+#include "reset.h"
 
 static volatile sig_atomic_t quit_signal;
 static volatile pid_t crash_child; /* the run to stop if the dashboard itself crashes */
@@ -200,9 +205,9 @@ static void read_page(struct dash *d)
 static void do_reset(struct dash *d)
 {
     const struct chapter *ch = &d->c->chapters[d->sel];
-    char backup[4300];
+    char backup[PATH_MAX];
     d->confirm_reset = 0;
-    int rc = reset_chapter(d->c, ch, backup, sizeof backup);
+    int rc = reset_chapter(d->c, ch, backup);
     reload(d);
     if (rc == 1)
         set_status(d, P_NOTE, "%s is the stub already: nothing to reset.", ch->id);
@@ -227,11 +232,7 @@ static void toggle_watch(struct dash *d)
         set_status(d, P_NOTE, "%s is coming: nothing to watch yet.", ch->id);
         return;
     }
-    char dir[4300];
-    snprintf(dir, sizeof dir, "%s/%s", d->c->root, ch->dir);
-    d->wd = d->notify >= 0 ? inotify_add_watch(d->notify, dir,
-                                               IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_ATTRIB)
-                           : -1;
+    d->wd = chapter_files_watch(d->notify, d->c, ch);
     d->watch_ch = d->sel;
     d->watch_sig = chapter_files_signature(d->c, ch);
     d->watch_due = 0;

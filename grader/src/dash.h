@@ -1,4 +1,6 @@
-/* dash.h: the dashboard (ncurses): the roadmap table, a results pane, runs in child processes. */
+/* dash.h: the dashboard (ncurses): its state, which dash.c (the keys and the loop), dash_draw.c
+ * (the screen) and dash_run.c (a run's output) share: the roadmap table, a results pane per
+ * chapter, runs in child processes. */
 #ifndef GRADER_DASH_H
 #define GRADER_DASH_H
 
@@ -52,21 +54,5 @@ struct dash {
     char status[320];
     int status_style;
 };
-
-/* dash_draw.c */
-void draw(struct dash *d);
-void pane_add(struct pane *p, enum pane_style style, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-void pane_clear(struct pane *p);
-void pane_text(struct pane *p, enum pane_style style, const char *text); /* one line each */
-void pane_scroll(struct dash *d, int by);
-int pane_height(const struct dash *d);
-void set_status(struct dash *d, int style, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* dash_run.c: the child's output, read as it comes */
-void run_output(struct dash *d);
-void run_finished(struct dash *d, int status);
-void chapter_overview(struct dash *d, int i);
 
 #endif

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dash.h"
+#include "dash_draw.h"
+#include "util.h"
 
 enum { C_GOOD = 1, C_BAD, C_BUSY, C_HEAD, C_BAR, C_DIM };
 
@@ -237,33 +238,32 @@ static void row_text(const struct roadmap_row *r, const struct layout *l, char *
         snprintf(out, len, "%-4s %-*s %s", r->ch->id, l->title, title, "coming");
         return;
     }
-    int n = snprintf(out, len, "%-4s %-*s", r->ch->id, l->title, title);
+    snprintf(out, len, "%-4s %-*s", r->ch->id, l->title, title);
     if (l->code)
-        n += snprintf(out + n, len - (size_t)n, " %-*s", l->code, code_word(r->code));
-    n += snprintf(out + n, len - (size_t)n, " %-*s", l->test, row_test(r, t));
+        appendf(out, len, " %-*s", l->code, code_word(r->code));
+    appendf(out, len, " %-*s", l->test, row_test(r, t));
     if (l->points)
-        n += snprintf(out + n, len - (size_t)n, " %-*s", l->points, row_points(r, pts));
+        appendf(out, len, " %-*s", l->points, row_points(r, pts));
     if (l->perf)
-        n += snprintf(out + n, len - (size_t)n, " %-*s", l->perf,
-                      r->has_bench || r->vs_mpi > 0 ? row_perf(r, perf) : "");
+        appendf(out, len, " %-*s", l->perf, r->has_bench || r->vs_mpi > 0 ? row_perf(r, perf) : "");
     if (l->doc)
-        snprintf(out + n, len - (size_t)n, " %-*s", l->doc, r->read ? "read" : "");
+        appendf(out, len, " %-*s", l->doc, r->read ? "read" : "");
 }
 
 static void draw_table(struct dash *d, int y0, int h)
 {
     struct layout l = layout_for(COLS);
     char head[256];
-    int n = snprintf(head, sizeof head, "    %-4s %-*s", "id", l.title, "chapter");
+    snprintf(head, sizeof head, "    %-4s %-*s", "id", l.title, "chapter");
     if (l.code)
-        n += snprintf(head + n, sizeof head - (size_t)n, " %-*s", l.code, "Code");
-    n += snprintf(head + n, sizeof head - (size_t)n, " %-*s", l.test, "Test");
+        appendf(head, sizeof head, " %-*s", l.code, "Code");
+    appendf(head, sizeof head, " %-*s", l.test, "Test");
     if (l.points)
-        n += snprintf(head + n, sizeof head - (size_t)n, " %-*s", l.points, "Points");
+        appendf(head, sizeof head, " %-*s", l.points, "Points");
     if (l.perf)
-        n += snprintf(head + n, sizeof head - (size_t)n, " %-*s", l.perf, "Perf");
+        appendf(head, sizeof head, " %-*s", l.perf, "Perf");
     if (l.doc)
-        snprintf(head + n, sizeof head - (size_t)n, " %-*s", l.doc, "Doc");
+        appendf(head, sizeof head, " %-*s", l.doc, "Doc");
     attron(A_BOLD | A_UNDERLINE);
     mvhline(y0, 0, ' ', COLS);
     put(y0, 0, COLS, head);

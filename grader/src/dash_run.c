@@ -11,9 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "commands.h"
-#include "dash.h"
+#include "dash_draw.h"
+#include "dash_run.h"
 #include "outline.h"
+#include "util.h"
 
 static const char *str(json_t *o, const char *key)
 {
@@ -216,8 +217,7 @@ void chapter_overview(struct dash *d, int i)
         return;
     }
     for (int f = 0; f < ch->nfiles; f++)
-        snprintf(files + strlen(files), sizeof files - strlen(files), "%s%s", f ? ", " : "",
-                 ch->files[f]);
+        appendf(files, sizeof files, "%s%s", f ? ", " : "", ch->files[f]);
     pane_add(p, r->status == ST_DONE ? P_PASS : P_HEAD, "Status: %s", status_word(r->status));
     pane_add(p, P_TEXT, "Your files: %s/ (%s): %s", ch->dir, files,
              r->code.state == CODE_STUB      ? "the stub, untouched"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "progress.h"
+#include "help.h"
 
 struct command_help {
     const char *name, *text;
@@ -138,45 +138,6 @@ int bad_argument(const char *command, const char *arg)
     fprintf(stderr, "grader %s: unknown argument '%s' (try grader %s --help).\n", command, arg,
             command);
     return 2;
-}
-
-const struct chapter *chapter_arg(const struct course *c, const char *command, const char *id)
-{
-    if (!id || id[0] == '-') {
-        fprintf(stderr,
-                "grader %s: name a chapter, e.g. grader %s 1.3 (grader list shows "
-                "them).\n",
-                command, command);
-        return NULL;
-    }
-    const struct chapter *ch = course_find(c, id);
-    if (!ch)
-        fprintf(stderr,
-                "grader %s: there is no chapter '%s'; chapters are named like 1.3 "
-                "(grader list shows them).\n",
-                command, id);
-    else if (!ch->available)
-        fprintf(stderr,
-                "grader %s: chapter %s (%s) is not part of the course yet; grader list "
-                "shows the chapters you can do now.\n",
-                command, ch->id, ch->title);
-    return ch && ch->available ? ch : NULL;
-}
-
-const struct chapter *current_chapter(const struct course *c)
-{
-    struct progress p;
-    progress_open(&p, c, 0);
-    const struct chapter *cur = NULL, *last = NULL;
-    for (int i = 0; i < c->n && !cur; i++) {
-        if (!c->chapters[i].available)
-            continue;
-        last = &c->chapters[i];
-        if (!pg_bool(progress_chapter(&p, last->id, 0), "done"))
-            cur = last;
-    }
-    progress_close(&p);
-    return cur ? cur : last;
 }
 
 int cmd_list(const struct course *c, int argc, char **argv)

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "help.h"
+#include "hint.h"
 #include "progress.h"
 #include "run.h"
 #include "util.h"
@@ -86,9 +88,8 @@ int cmd_hint(const struct course *c, int argc, char **argv)
 
 char *book_text(const struct course *c, const struct chapter *ch)
 {
-    char path[4300];
-    snprintf(path, sizeof path, "%s/%s", c->root, ch->book);
-    if (access(path, R_OK) != 0)
+    char path[PATH_MAX];
+    if (path_format(path, "%s/%s", c->root, ch->book) != 0 || access(path, R_OK) != 0)
         return NULL;
     char *out = NULL;
     char *argv[] = {"pandoc", "--from", "markdown", "--to", "plain", "--columns", "78", path, NULL};

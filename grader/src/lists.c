@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "help.h"
 #include "lists.h"
 #include "util.h"
 
@@ -68,8 +69,7 @@ static void week_ids(const struct course *c, int week, char *buf, size_t len)
     }
     buf[0] = '\0';
     for (int i = 0; i < n; i++)
-        snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", i == 0 ? "" : i == n - 1 ? " and " : ", ",
-                 ids[i]);
+        appendf(buf, len, "%s%s", i == 0 ? "" : i == n - 1 ? " and " : ", ", ids[i]);
 }
 
 /* "id=3.3 tag=3_3 dir=... suite=test_3_3 ... gpu_tests=a,b,c": a chapter's names as words a
@@ -273,9 +273,8 @@ static int lists_sync(const struct course *c, int write, FILE *out)
     int n = regions(c, r, 16), stale = 0, rc = 0;
     const char *files[] = {"Makefile", "README.md", "book/pages.txt"};
     for (size_t fi = 0; fi < sizeof files / sizeof *files; fi++) {
-        char path[4200];
-        snprintf(path, sizeof path, "%s/%s", c->root, files[fi]);
-        char *text = read_file(path, NULL);
+        char path[PATH_MAX];
+        char *text = path_format(path, "%s/%s", c->root, files[fi]) == 0 ? read_file(path, NULL) : NULL;
         if (!text) {
             fprintf(out, "    cannot read %s\n", files[fi]);
             rc = -1;

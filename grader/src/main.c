@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "help.h"
 
 int main(int argc, char **argv)
 {

@@ -7,20 +7,19 @@
 #include <string.h>
 
 #include "outline.h"
+#include "util.h"
 
-static const struct chapter *sort_ch;
-
-static int by_rank(const void *a, const void *b)
+/* ch: the chapter whose "points" give the order (qsort_r, glibc's, passes it). */
+static int by_rank(const void *a, const void *b, void *ch)
 {
     const struct result *x = a, *y = b;
-    int rx = chapter_test_rank(sort_ch, x->test), ry = chapter_test_rank(sort_ch, y->test);
+    int rx = chapter_test_rank(ch, x->test), ry = chapter_test_rank(ch, y->test);
     return rx != ry ? (rx > ry) - (rx < ry) : strcmp(x->test, y->test);
 }
 
 void outline_sort(const struct chapter *ch, struct result *r, int n)
 {
-    sort_ch = ch;
-    qsort(r, (size_t)n, sizeof *r, by_rank);
+    qsort_r(r, (size_t)n, sizeof *r, by_rank, (void *)ch);
 }
 
 /* The line at p without its leading blanks, its length in *len. */
@@ -44,14 +43,15 @@ int outline_todo(const char *msg, char *buf, size_t len)
     for (const char *p = line; p < hit; p++)
         if (p[0] == ':' && p[1] == ' ')
             start = p + 2;
-    size_t n, used = 0;
+    size_t n;
     const char *t = trimmed(start, &n);
-    used += (size_t)snprintf(buf, len, "%.*s", (int)n, t);
-    for (const char *p = t + n; *p == '\n' && used < len;) {
+    buf[0] = '\0';
+    int full = appendf(buf, len, "%.*s", (int)n, t) != 0;
+    for (const char *p = t + n; *p == '\n' && !full;) {
         t = trimmed(p + 1, &n);
         if (strncmp(t, "task:", 5) && strncmp(t, "where:", 6) && strncmp(t, "read:", 5))
             break;
-        used += (size_t)snprintf(buf + used, len - used, "\n  %.*s", (int)n, t);
+        full = appendf(buf, len, "\n  %.*s", (int)n, t) != 0;
         p = t + n;
     }
     return 1;

@@ -16,29 +16,30 @@
 
 #define PROGRESS_VERSION 1
 
-static void progress_path(const struct course *c, char *path, size_t len)
+static int progress_path(const struct course *c, char path[PATH_MAX])
 {
     const char *env = getenv("TSHMEM_PROGRESS");
     if (env && *env)
-        snprintf(path, len, "%s", env);
-    else
-        snprintf(path, len, "%s/.tshmem-progress.json", c->root);
+        return path_format(path, "%s", env);
+    return path_format(path, "%s/.tshmem-progress.json", c->root);
 }
 
 /* Keeps a broken file as <path>.broken-<time>[-N], never over an older one. */
 static void keep_aside(struct progress *p, const char *why)
 {
-    char stamp[32], aside[4300];
+    char stamp[32], aside[PATH_MAX];
     time_stamp(time(NULL), stamp, sizeof stamp);
+    int named = -1;
     for (int i = 0; i < 100; i++) {
         if (i == 0)
-            snprintf(aside, sizeof aside, "%s.broken-%s", p->path, stamp);
+            named = path_format(aside, "%s.broken-%s", p->path, stamp);
         else
-            snprintf(aside, sizeof aside, "%s.broken-%s-%d", p->path, stamp, i);
-        if (access(aside, F_OK) != 0)
+            named = path_format(aside, "%s.broken-%s-%d", p->path, stamp, i);
+        if (named != 0 || access(aside, F_OK) != 0)
             break;
     }
-    if (link(p->path, aside) == 0 && unlink(p->path) == 0) /* link: never overwrites */
+    /* link: never overwrites */
+    if (named == 0 && link(p->path, aside) == 0 && unlink(p->path) == 0)
         snprintf(p->note, sizeof p->note,
                  "grader: your progress file %s could not be read (%s). "
                  "It is kept as %s, and your progress starts afresh: run grader test to "
@@ -97,9 +98,14 @@ void progress_open(struct progress *p, const struct course *c, int lock)
 {
     memset(p, 0, sizeof *p);
     p->lock_fd = -1;
-    progress_path(c, p->path, sizeof p->path);
-    if (lock) {
-        char dir[4200];
+    if (progress_path(c, p->path) != 0) /* p->path is "": load() starts afresh */
+        snprintf(p->note, sizeof p->note,
+                 "grader: the path of your progress file is longer than a path may be (%d "
+                 "bytes), so your progress is not remembered: set TSHMEM_PROGRESS to a shorter "
+                 "one.",
+                 PATH_MAX);
+    else if (lock) {
+        char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s", p->path);
         p->lock_fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         while (p->lock_fd >= 0 && flock(p->lock_fd, LOCK_EX) != 0 && errno == EINTR) {
@@ -112,6 +118,8 @@ void progress_open(struct progress *p, const struct course *c, int lock)
 
 int progress_save(struct progress *p)
 {
+    if (!p->path[0]) /* no path: progress_open said why */
+        return -1;
     char *text = json_dumps(p->doc, JSON_INDENT(1) | JSON_SORT_KEYS);
     if (!text || write_file_atomic(p->path, text, strlen(text)) != 0) {
         fprintf(stderr,

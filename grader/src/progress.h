@@ -24,11 +24,12 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "code.h"
 #include "course.h"
 #include "run.h"
 
 struct progress {
-    char path[4200];
+    char path[PATH_MAX];
     json_t *doc;
     char note[10000]; /* what happened to a broken file, or "" */
     int lock_fd;      /* >= 0 while locked */

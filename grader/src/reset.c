@@ -9,25 +9,27 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "code.h"
 #include "commands.h"
+#include "help.h"
 #include "progress.h"
+#include "reset.h"
 #include "run.h"
 #include "util.h"
 
 /* A new folder .grader-backups/<id>-<stamp>[-N]: mkdir fails on an existing one, so an older
  * backup is never overwritten, even by two resets in the same second. */
-static int new_backup_dir(const struct course *c, const struct chapter *ch, char *dir, size_t len)
+static int new_backup_dir(const struct course *c, const struct chapter *ch, char dir[PATH_MAX])
 {
-    char base[4200], stamp[32];
-    snprintf(base, sizeof base, "%s/.grader-backups", c->root);
-    if (make_dirs(base) != 0)
+    char base[PATH_MAX], stamp[32];
+    if (path_format(base, "%s/.grader-backups", c->root) != 0 || make_dirs(base) != 0)
         return -1;
     time_stamp(time(NULL), stamp, sizeof stamp);
     for (int i = 1; i < 1000; i++) {
-        if (i == 1)
-            snprintf(dir, len, "%s/%s-%s", base, ch->id, stamp);
-        else
-            snprintf(dir, len, "%s/%s-%s-%d", base, ch->id, stamp, i);
+        int named = i == 1 ? path_format(dir, "%s/%s-%s", base, ch->id, stamp)
+                           : path_format(dir, "%s/%s-%s-%d", base, ch->id, stamp, i);
+        if (named != 0)
+            return -1;
         if (mkdir(dir, 0755) == 0)
             return 0;
         if (errno != EEXIST)
@@ -37,7 +39,7 @@ static int new_backup_dir(const struct course *c, const struct chapter *ch, char
     return -1;
 }
 
-int reset_chapter(const struct course *c, const struct chapter *ch, char *backup, size_t len)
+int reset_chapter(const struct course *c, const struct chapter *ch, char backup[PATH_MAX])
 {
     if (ensure_stubs(c) != 0) {
         fprintf(stderr, "grader reset: cannot generate the stubs (make stubs failed); run make "
@@ -47,8 +49,8 @@ int reset_chapter(const struct course *c, const struct chapter *ch, char *backup
     struct code_info ci = chapter_code(c, ch);
     if (ci.state == CODE_STUB)
         return 1;
-    char dir[4300];
-    if (new_backup_dir(c, ch, dir, sizeof dir) != 0) {
+    char dir[PATH_MAX];
+    if (new_backup_dir(c, ch, dir) != 0) {
         fprintf(stderr,
                 "grader reset: cannot create a backup folder under %s/.grader-backups: "
                 "%s. Nothing was changed.\n",
@@ -57,32 +59,31 @@ int reset_chapter(const struct course *c, const struct chapter *ch, char *backup
     }
     /* every file is saved before any is replaced */
     for (int f = 0; f < ch->nfiles; f++) {
-        char mine[4300], saved[4400];
-        snprintf(mine, sizeof mine, "%s/%s/%s", c->root, ch->dir, ch->files[f]);
-        snprintf(saved, sizeof saved, "%s/%s", dir, ch->files[f]);
-        if (access(mine, F_OK) == 0 && copy_file_new(mine, saved) != 0) {
-            fprintf(stderr, "grader reset: cannot save %s to %s: %s. Nothing was changed.\n", mine,
-                    saved, strerror(errno));
+        char mine[PATH_MAX], saved[PATH_MAX];
+        if (path_format(mine, "%s/%s/%s", c->root, ch->dir, ch->files[f]) != 0 ||
+            path_format(saved, "%s/%s", dir, ch->files[f]) != 0 ||
+            (access(mine, F_OK) == 0 && copy_file_new(mine, saved) != 0)) {
+            fprintf(stderr, "grader reset: cannot save %s/%s to %s/: %s. Nothing was changed.\n",
+                    ch->dir, ch->files[f], dir, strerror(errno));
             return -1;
         }
     }
     for (int f = 0; f < ch->nfiles; f++) {
-        char mine[4300], stub[4300];
+        char mine[PATH_MAX], stub[PATH_MAX], *text = NULL;
         size_t n;
-        snprintf(mine, sizeof mine, "%s/%s/%s", c->root, ch->dir, ch->files[f]);
-        snprintf(stub, sizeof stub, "%s/build/stubs/%s/%s", c->root, ch->dir, ch->files[f]);
-        char *text = read_file(stub, &n);
-        if (!text || write_file_atomic(mine, text, n) != 0) {
+        if (path_format(mine, "%s/%s/%s", c->root, ch->dir, ch->files[f]) != 0 ||
+            path_format(stub, "%s/build/stubs/%s/%s", c->root, ch->dir, ch->files[f]) != 0 ||
+            !(text = read_file(stub, &n)) || write_file_atomic(mine, text, n) != 0) {
             fprintf(stderr,
-                    "grader reset: cannot restore %s from %s: %s. Your files are safe "
-                    "in %s.\n",
-                    mine, stub, strerror(errno), dir);
+                    "grader reset: cannot restore %s/%s from build/stubs/: %s. Your files are "
+                    "safe in %s.\n",
+                    ch->dir, ch->files[f], strerror(errno), dir);
             free(text);
             return -1;
         }
         free(text);
     }
-    snprintf(backup, len, "%s", dir);
+    memcpy(backup, dir, sizeof dir);
     /* The chapter starts over: its test results no longer describe its code. */
     struct progress p;
     progress_open(&p, c, 1);
@@ -100,8 +101,7 @@ static int confirm(const struct chapter *ch)
 {
     char files[512] = "", answer[16] = "";
     for (int f = 0; f < ch->nfiles; f++)
-        snprintf(files + strlen(files), sizeof files - strlen(files), "%s%s", f ? ", " : "",
-                 ch->files[f]);
+        appendf(files, sizeof files, "%s%s", f ? ", " : "", ch->files[f]);
     printf("Reset chapter %s to the stub? Your %s in %s will be copied to a backup first. "
            "[y/N] ",
            ch->id, files, ch->dir);
@@ -139,8 +139,8 @@ int cmd_reset(const struct course *c, int argc, char **argv)
         printf("Nothing was changed.\n");
         return 1;
     }
-    char backup[4300];
-    int rc = reset_chapter(c, ch, backup, sizeof backup);
+    char backup[PATH_MAX];
+    int rc = reset_chapter(c, ch, backup);
     if (rc == 1)
         printf("Chapter %s is the stub already: nothing to reset.\n", ch->id);
     else if (rc == 0)

@@ -14,7 +14,7 @@ void roadmap_rows(const struct course *c, struct progress *p, struct roadmap_row
         const struct chapter *ch = &c->chapters[i];
         struct roadmap_row *r = &rows[i];
         json_t *chp = progress_chapter(p, ch->id, 0), *bench = json_object_get(chp, "bench");
-        char path[4300];
+        char path[PATH_MAX];
         memset(r, 0, sizeof *r);
         r->ch = ch;
         r->code = ch->available ? chapter_code(c, ch) : (struct code_info){CODE_UNKNOWN, 0};

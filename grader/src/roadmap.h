@@ -3,6 +3,7 @@
 #ifndef GRADER_ROADMAP_H
 #define GRADER_ROADMAP_H
 
+#include "code.h"
 #include "course.h"
 #include "progress.h"
 

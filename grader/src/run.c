@@ -16,6 +16,7 @@
 
 #include "outline.h"
 #include "run.h"
+#include "sweep.h"
 #include "util.h"
 
 extern char **environ;
@@ -220,11 +221,13 @@ int run_make(const struct course *c, const struct variant *v, const char *target
     /* One make at a time in this course folder: variants share their objects (build/obj/), and
      * two makes writing the same object at once (a `grader test` beside the dashboard or
      * `grader watch`) would race. */
-    char lock_path[4200];
-    snprintf(lock_path, sizeof lock_path, "%s/build", c->root);
-    mkdir(lock_path, 0755);
-    snprintf(lock_path, sizeof lock_path, "%s/build/.make-lock", c->root);
-    int lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    char lock_path[PATH_MAX];
+    int lock = -1;
+    if (path_format(lock_path, "%s/build", c->root) == 0) {
+        mkdir(lock_path, 0755);
+        if (path_format(lock_path, "%s/build/.make-lock", c->root) == 0)
+            lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    }
     while (lock >= 0 && flock(lock, LOCK_EX) != 0 && errno == EINTR && !grader_stop)
         ;
     int status = run_command(c, argv, NULL, out);
@@ -306,33 +309,35 @@ static void report_tick(void *arg)
 
 /* The suites are built beside the grader that runs them: build/grader/, or build/grader-address/
  * for the grader under AddressSanitizer (make sanitize). */
-static void suite_path(const struct course *c, const struct chapter *ch, char *path, size_t len)
+static void suite_path(const struct course *c, const struct chapter *ch, char path[PATH_MAX])
 {
-    char self[4096], build[4200];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    self[n > 0 ? n : 0] = '\0';
+    char self[PATH_MAX], build[PATH_MAX];
+    if (own_program(self) != 0)
+        self[0] = '\0';
     char *slash = strrchr(self, '/');
-    snprintf(build, sizeof build, "%s/build/grader", c->root);
-    if (slash && !strncmp(self, build, strlen(build))) { /* a grader of this course's build/ */
+    path_format(build, "%s/build/grader", c->root);
+    if (slash && build[0] && !strncmp(self, build, strlen(build))) { /* this course's build/ */
         *slash = '\0';
-        snprintf(path, len, "%s/%s", self, ch->suite);
+        path_format(path, "%s/%s", self, ch->suite);
     } else {
-        snprintf(path, len, "%s/%s", build, ch->suite);
+        path_format(path, "%s/%s", build, ch->suite); /* "" when too long: it cannot start */
     }
 }
 
 static void run_suite(const struct course *c, const struct chapter *ch, const char *bindir,
                       int share, struct chapter_run *out, const struct run_events *ev)
 {
-    char report[] = "/tmp/tshmem-report-XXXXXX", suite[4200], e_root[4200], e_bin[4300],
+    char report[] = "/tmp/tshmem-report-XXXXXX", suite[PATH_MAX], bin[PATH_MAX],
+         e_root[sizeof "TSHMEM_ROOT=" + PATH_MAX], e_bin[sizeof "TSHMEM_TEST_BIN=" + PATH_MAX],
          e_report[64], e_tag[96], share_dir[] = "/tmp/tshmem-share-XXXXXX", e_share[64];
     static int runs;
     int fd = mkstemp(report), log_fd = temp_file();
     if (fd >= 0)
         close(fd);
-    suite_path(c, ch, suite, sizeof suite);
+    suite_path(c, ch, suite);
     snprintf(e_root, sizeof e_root, "TSHMEM_ROOT=%s", c->root);
-    snprintf(e_bin, sizeof e_bin, "TSHMEM_TEST_BIN=%s/%s/bin", c->root, bindir);
+    path_format(bin, "%s/%s/bin", c->root, bindir); /* "" when too long: the suite says so */
+    snprintf(e_bin, sizeof e_bin, "TSHMEM_TEST_BIN=%s", bin);
     snprintf(e_report, sizeof e_report, "TSHMEM_REPORT=%s", report);
     snprintf(e_tag, sizeof e_tag, "TSHMEM_GRADER_RUN=%d-%d", (int)getpid(), ++runs);
     /* Where the suite's tests keep the verdicts of the jobs they share (job_shared_ok). Not

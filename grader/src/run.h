@@ -80,10 +80,6 @@ int run_make(const struct course *c, const struct variant *v, const char *target
 /* Generates build/stubs/ (make stubs) once per process; 0 when they are there. */
 int ensure_stubs(const struct course *c);
 
-/* Stops every process whose environment has TSHMEM_GRADER_RUN=tag (what a run started, even
- * where it left its process group), and removes what they leave in /dev/shm (sweep.c). */
-void sweep_run(const char *tag);
-
 /* Set by the handlers of stop_on_signals(): SIGINT, SIGTERM, SIGHUP. Runs in progress stop
  * their process groups and return with interrupted set; nothing is left running. */
 extern volatile sig_atomic_t grader_stop;

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "course.h"
+#include "commands.h"
 #include "lists.h"
 #include "run.h"
 #include "util.h"
@@ -56,8 +56,7 @@ static void check_points(const struct chapter *ch, const struct chapter_run *r)
         for (int i = 0; i < r->n; i++)
             found |= !strcmp(r->results[i].test, test);
         if (!found)
-            snprintf(detail + strlen(detail), sizeof detail - strlen(detail),
-                     "    \"%s\" is not a test of %s\n", test, ch->suite);
+            appendf(detail, sizeof detail, "    \"%s\" is not a test of %s\n", test, ch->suite);
     }
     snprintf(what, sizeof what, "%s: grader/course.json's points name tests of its suite", ch->id);
     check(!detail[0], what, detail);
@@ -69,10 +68,9 @@ static void check_points(const struct chapter *ch, const struct chapter_run *r)
  * the title course.json gives, so that the roadmap, the dashboard and the book say one name. */
 static void check_page_title(const struct course *c, const struct chapter *ch)
 {
-    char path[4400], what[200], detail[600], want[128], *text;
-    snprintf(path, sizeof path, "%s/%s", c->root, ch->book);
+    char path[PATH_MAX], what[200], detail[600], want[128], *text;
     snprintf(want, sizeof want, "# %s %s\n", ch->id, ch->title);
-    text = read_file(path, NULL);
+    text = path_format(path, "%s/%s", c->root, ch->book) == 0 ? read_file(path, NULL) : NULL;
     snprintf(what, sizeof what, "%s: %s opens with its id and title", ch->id, ch->book);
     snprintf(detail, sizeof detail, "    the page's first line should be \"%.*s\" (grader/course.json's "
              "\"title\"), and is \"%.*s\"",
@@ -83,14 +81,14 @@ static void check_page_title(const struct course *c, const struct chapter *ch)
 
 static void check_chapter_files(const struct course *c, const struct chapter *ch)
 {
-    char what[200], detail[1024] = "", path[4400];
+    char what[200], detail[1024] = "", path[PATH_MAX];
     for (int f = 0; f < ch->nfiles; f++)
         for (int w = 0; w < 2; w++) {
-            snprintf(path, sizeof path, "%s/%s%s/%s", c->root, w ? "solutions/" : "", ch->dir,
-                     ch->files[f]);
-            if (access(path, R_OK) != 0)
-                snprintf(detail + strlen(detail), sizeof detail - strlen(detail),
-                         "    missing: %s%s/%s\n", w ? "solutions/" : "", ch->dir, ch->files[f]);
+            if (path_format(path, "%s/%s%s/%s", c->root, w ? "solutions/" : "", ch->dir,
+                            ch->files[f]) != 0 ||
+                access(path, R_OK) != 0)
+                appendf(detail, sizeof detail, "    missing: %s%s/%s\n", w ? "solutions/" : "",
+                        ch->dir, ch->files[f]);
         }
     snprintf(what, sizeof what, "%s: the files grader/course.json lists exist", ch->id);
     check(!detail[0], what, detail);
@@ -105,14 +103,13 @@ static void check_chapter_files(const struct course *c, const struct chapter *ch
  * both "pass" the selftest vacuously. Counted in the source, where a Test( opens a line. */
 static int suite_has_tests(const struct course *c, const struct chapter *ch)
 {
-    char path[4400], what[300], detail[800], src[CHAPTER_PATH_MAX], pe[CHAPTER_PATH_MAX],
-        *line = NULL;
+    char path[PATH_MAX], what[300], detail[800], src[CHAPTER_PATH_MAX], pe[CHAPTER_PATH_MAX],
+        tag[16], *line = NULL;
     size_t cap = 0;
     int tests = 0;
     chapter_path(ch, CH_SUITE_SRC, src, sizeof src);
     chapter_path(ch, CH_PE_SRC, pe, sizeof pe);
-    snprintf(path, sizeof path, "%s/%s", c->root, src);
-    FILE *f = fopen(path, "r");
+    FILE *f = path_format(path, "%s/%s", c->root, src) == 0 ? fopen(path, "r") : NULL;
     while (f && getline(&line, &cap, f) > 0)
         tests += !strncmp(line, "Test(", 5) || !strncmp(line, "ParameterizedTest(", 18);
     free(line);
@@ -124,7 +121,7 @@ static int suite_has_tests(const struct course *c, const struct chapter *ch)
              "    learner must get right, each running a scenario of %s on some\n"
              "    PE counts (see suite_3_2.c); a chapter without tests cannot be graded",
              f ? "it has no Test()" : "the file does not exist",
-             chapter_path(ch, CH_TAG, path, sizeof path), pe);
+             chapter_path(ch, CH_TAG, tag, sizeof tag), pe);
     check(tests > 0, what, detail);
     return tests > 0;
 }
@@ -143,9 +140,8 @@ static void no_scaffold_left(const struct course *c, const struct chapter *ch)
          *argv[9] = {"grep", "-rnH", "NEW-CHAPTER:"};
     int n = 3;
     for (size_t i = 0; i < sizeof places / sizeof *places; i++) {
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s", c->root, places[i]);
-        if (access(path, R_OK) == 0) /* 3.3 has no PE program: grep would fail on it */
+        char path[PATH_MAX];
+        if (path_format(path, "%s/%s", c->root, places[i]) == 0 && access(path, R_OK) == 0) /* 3.3 has no PE program: grep would fail on it */
             argv[n++] = places[i];
     }
     argv[n] = NULL;
@@ -206,7 +202,8 @@ static void grade(const struct course *c, const struct chapter *ch, const char *
 /* The grader's unit tests: one check per Criterion test, from our report hook's JSON Lines. */
 static void unit_tests(const struct course *c)
 {
-    char report[] = "/tmp/tshmem-unit-XXXXXX", env_report[64], env_root[4200];
+    char report[] = "/tmp/tshmem-unit-XXXXXX", env_report[64],
+         env_root[sizeof "TSHMEM_ROOT=" + PATH_MAX];
     int fd = mkstemp(report);
     if (fd >= 0)
         close(fd);
@@ -292,13 +289,11 @@ static void e2e_finish(const char *script, struct started_command *s)
  * prints each operation's figures beside its baseline's (the full run stays out of make test). */
 static void bench_quick(const struct course *c)
 {
-    char self[4096], *out = NULL, what[160];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0) {
+    char self[PATH_MAX], *out = NULL, what[160];
+    if (own_program(self) != 0) {
         check(0, "grader bench all --quick runs", "    cannot find the grader's own program");
         return;
     }
-    self[len] = 0;
     char *argv[] = {self, "bench", "all", "--quick", "--pes", "2", "--impl", "solutions", NULL};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -307,7 +302,7 @@ static void bench_quick(const struct course *c)
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     for (int i = 0; i < c->n; i++) {
         const struct chapter *ch = &c->chapters[i];
-        char src[4300], head[96], fail[96];
+        char src[PATH_MAX], head[96], fail[96];
         if (!ch->available || !chapter_bench_source(c, ch, src, sizeof src))
             continue;
         snprintf(head, sizeof head, "Benchmark of chapter %s,", ch->id);

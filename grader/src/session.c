@@ -5,8 +5,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "card.h"
 #include "commands.h"
+#include "help.h"
+#include "session.h"
 #include "util.h"
 
 json_t *session_snapshot(struct progress *p)
@@ -47,13 +48,14 @@ static int in_list(json_t *list, const char *s)
     return 0;
 }
 
+/* Adds text to the list in buf, or ", ..." once where it does not fit. */
 static void append(char *buf, size_t len, const char *text)
 {
     size_t used = strlen(buf);
     if (used + strlen(text) + 8 < len)
-        snprintf(buf + used, len - used, "%s%s", used ? ", " : "", text);
-    else if (used + 5 < len && strcmp(buf + used - 3, "...") != 0)
-        snprintf(buf + used, len - used, ", ...");
+        appendf(buf, len, "%s%s", used ? ", " : "", text);
+    else if (used + 5 < len && (used < 3 || strcmp(buf + used - 3, "...") != 0))
+        appendf(buf, len, ", ...");
 }
 
 struct session_diff session_compare(json_t *snapshot, struct progress *p, const struct course *c)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "sweep.h"
 #include "util.h"
 
 static void nap_ms(int ms)

@@ -8,10 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "code.h"
 #include "commands.h"
+#include "help.h"
 #include "outline.h"
 #include "progress.h"
 #include "run.h"
+#include "util.h"
 
 struct test_opts {
     int json, live, record, ref_deps, stub, verbose;
@@ -167,8 +170,7 @@ static int test_one(const struct course *c, const struct chapter *ch, struct tes
     if (o->stub)
         snprintf(o->v.stub, sizeof o->v.stub, "%s", ch->id);
     for (int j = 0; o->ref_deps && &c->chapters[j] != ch; j++)
-        snprintf(o->v.ref + strlen(o->v.ref), sizeof o->v.ref - strlen(o->v.ref), "%s ",
-                 c->chapters[j].id);
+        appendf(o->v.ref, sizeof o->v.ref, "%s ", c->chapters[j].id);
     if (o->json)
         emit(json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "event", "chapter", "chapter", ch->id,
                        "title", ch->title, "dir", ch->dir, "ref_deps", o->v.ref[0] != '\0',
@@ -193,8 +195,8 @@ static int test_one(const struct course *c, const struct chapter *ch, struct tes
                            "status", "skipped", "reason", r.build_log ? r.build_log : ""));
         else
             printf("  skipped: %s\n", r.build_log ? r.build_log : "");
-        snprintf(o->summary + strlen(o->summary), sizeof o->summary - strlen(o->summary),
-                 "  %-4s %-32s skipped: %s\n", ch->id, ch->title, r.build_log ? r.build_log : "");
+        appendf(o->summary, sizeof o->summary, "  %-4s %-32s skipped: %s\n", ch->id, ch->title,
+                r.build_log ? r.build_log : "");
         chapter_run_free(&r);
         return 0;
     }
@@ -233,9 +235,8 @@ static int test_one(const struct course *c, const struct chapter *ch, struct tes
     }
     o->passed += ok;
     o->failed += r.built ? total - ok : 1;
-    snprintf(o->summary + strlen(o->summary), sizeof o->summary - strlen(o->summary),
-             "  %-4s %-32s %2d/%-2d %3d/%-3d pts  %s%s\n", ch->id, ch->title, ok, total, pts, max,
-             run_word(&r), regressed ? " (it passed before)" : "");
+    appendf(o->summary, sizeof o->summary, "  %-4s %-32s %2d/%-2d %3d/%-3d pts  %s%s\n", ch->id,
+            ch->title, ok, total, pts, max, run_word(&r), regressed ? " (it passed before)" : "");
     chapter_run_free(&r);
     return done;
 }
@@ -312,8 +313,8 @@ int cmd_test(const struct course *c, int argc, char **argv)
     if (!interrupted && o.record && (nstale = stale_chapters(c, chs, n, stale)) > 0) {
         char list[256] = "";
         for (int i = 0; i < nstale; i++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
-                     i ? (i == nstale - 1 ? " and " : ", ") : "", stale[i]->id);
+            appendf(list, sizeof list, "%s%s", i ? (i == nstale - 1 ? " and " : ", ") : "",
+                    stale[i]->id);
         if (o.json)
             emit(json_pack("{s:s, s:s}", "event", "recheck", "chapters", list));
         else

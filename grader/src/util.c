@@ -6,6 +6,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,44 @@
 #include <unistd.h>
 
 #include "util.h"
+
+int path_format(char path[PATH_MAX], const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(path, PATH_MAX, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && n < PATH_MAX)
+        return 0;
+    path[0] = '\0';
+    errno = ENAMETOOLONG;
+    return -1;
+}
+
+int own_program(char path[PATH_MAX])
+{
+    ssize_t n = readlink("/proc/self/exe", path, PATH_MAX);
+    if (n <= 0 || n >= PATH_MAX) { /* PATH_MAX: perhaps cut short */
+        if (n > 0)
+            errno = ENAMETOOLONG;
+        path[0] = '\0';
+        return -1;
+    }
+    path[n] = '\0';
+    return 0;
+}
+
+int appendf(char *buf, size_t size, const char *fmt, ...)
+{
+    size_t used = strnlen(buf, size);
+    if (used == size) /* not a string: nothing to append to */
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + used, size - used, fmt, ap);
+    va_end(ap);
+    return n >= 0 && (size_t)n < size - used ? 0 : -1;
+}
 
 char *read_file(const char *path, size_t *len)
 {
@@ -67,10 +106,8 @@ static int write_all(int fd, const char *data, size_t len)
 int write_file_atomic(const char *path, const char *data, size_t len)
 {
     char tmp[PATH_MAX], dir[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof tmp) {
-        errno = ENAMETOOLONG;
+    if (path_format(tmp, "%s.tmp-XXXXXX", path) != 0)
         return -1;
-    }
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0)
         return -1;
@@ -120,7 +157,8 @@ int copy_file_new(const char *src, const char *dst)
 int make_dirs(const char *path)
 {
     char buf[PATH_MAX];
-    snprintf(buf, sizeof buf, "%s", path);
+    if (path_format(buf, "%s", path) != 0)
+        return -1;
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/')
             continue;
@@ -130,14 +168,6 @@ int make_dirs(const char *path)
         *p = '/';
     }
     return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-uint64_t fnv1a(uint64_t h, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ p[i]) * 0x100000001b3ULL;
-    return h;
 }
 
 void time_iso(time_t t, char *buf, size_t len)
@@ -199,12 +229,11 @@ void spawn_attr_child(posix_spawnattr_t *at, int own_group)
 void remove_flat_dir(const char *path)
 {
     DIR *d = opendir(path);
-    char file[PATH_MAX + 256];
-    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
-        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+    char file[PATH_MAX];
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+            path_format(file, "%s/%s", path, e->d_name) == 0)
             unlink(file);
-    }
     if (d)
         closedir(d);
     rmdir(path);

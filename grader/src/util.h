@@ -1,11 +1,21 @@
-/* util.h: small file and time helpers the grader's commands share. */
+/* util.h: small file, path, text and time helpers the grader's commands share. */
 #ifndef GRADER_UTIL_H
 #define GRADER_UTIL_H
 
+#include <limits.h>
 #include <spawn.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <time.h>
+
+/* Every path the grader makes is formatted here, into a buffer of PATH_MAX bytes (the most a
+ * path may have). Returns 0, or -1 with errno ENAMETOOLONG when it does not fit: path is then
+ * "", so that nothing opens a path cut short. */
+int path_format(char path[PATH_MAX], const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* This grader's own program (/proc/self/exe). 0, or -1 with errno set. */
+int own_program(char path[PATH_MAX]);
+/* Appends to the string in buf, of size bytes in all. Returns 0, or -1 when what it appends was
+ * cut short to fit. */
+int appendf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The whole file, NUL-terminated (*len without the NUL), or NULL with errno set. */
 char *read_file(const char *path, size_t *len);
@@ -18,9 +28,6 @@ int copy_file_new(const char *src, const char *dst);
 int make_dirs(const char *path);
 /* Removes a folder and the files in it (one level deep: no subfolders). */
 void remove_flat_dir(const char *path);
-
-uint64_t fnv1a(uint64_t h, const void *data, size_t len);
-#define FNV_START 0xcbf29ce484222325ULL
 
 /* "2026-11-21T15:30:00" (local time) and "20261121-153000", for logs and file names. */
 void time_iso(time_t t, char *buf, size_t len);

@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "code.h"
 #include "commands.h"
+#include "help.h"
 #include "progress.h"
 #include "run.h"
 #include "util.h"
@@ -74,18 +76,12 @@ static char read_key(struct watch *w, int timeout_ms)
 
 static void arm(struct watch *w)
 {
-    char dir[4300];
-    snprintf(dir, sizeof dir, "%s/%s", w->c->root, w->ch->dir);
     if (w->notify >= 0 && w->wd >= 0)
         inotify_rm_watch(w->notify, w->wd);
-    /* editors save by writing in place, or by writing a new file and renaming it over */
-    w->wd = w->notify >= 0 ? inotify_add_watch(w->notify, dir,
-                                               IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_ATTRIB)
-                           : -1;
+    w->wd = chapter_files_watch(w->notify, w->c, w->ch);
     char files[512] = "";
     for (int f = 0; f < w->ch->nfiles; f++)
-        snprintf(files + strlen(files), sizeof files - strlen(files), "%s%s", f ? ", " : "",
-                 w->ch->files[f]);
+        appendf(files, sizeof files, "%s%s", f ? ", " : "", w->ch->files[f]);
     printf("\nWatching %s (%s): save a file to run chapter %s's tests again; r runs them now, "
            "q quits.%s\n",
            w->ch->dir, files, w->ch->id,

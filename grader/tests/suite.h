@@ -1,7 +1,9 @@
-/* suite.h: what the chapter suites share: running one scenario on several PE counts. */
+/* suite.h: what the chapter suites share: Criterion, the assertions on a job (JOB_EXPECT_*), and
+ * running one scenario on several PE counts. */
 #ifndef SUITE_H
 #define SUITE_H
 
+#include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +11,30 @@
 
 #include "job.h"
 #include "tshmem.h" /* TSHMEM_EXIT_ERROR, TSHMEM_EXIT_TODO */
+
+/* Assertions on a `struct pe_job *`, only in the Criterion test process (they call
+   cr_assert_fail). JOB_EXPECT_OK: not timed out, status 0, every PE printed done, no FAIL line.
+   JOB_EXPECT_ERROR: not timed out, that exit status, and `needle` in the output (NULL or "":
+   status only). The message is built before the test aborts, and the job freed: the test
+   never returns to free it. The message stays in a static, so that a leak check at the test's
+   exit (make sanitize) finds nothing unreachable. */
+#define JOB_EXPECT_OK(job)                                                                         \
+    do {                                                                                           \
+        static char *job_msg_;                                                                     \
+        if ((job_msg_ = job_problem_ok((job))) != NULL) {                                          \
+            job_free((job));                                                                       \
+            cr_assert_fail("%s", job_msg_);                                                        \
+        }                                                                                          \
+    } while (0)
+
+#define JOB_EXPECT_ERROR(job, status, needle)                                                      \
+    do {                                                                                           \
+        static char *job_msg_;                                                                     \
+        if ((job_msg_ = job_problem_error((job), (status), (needle))) != NULL) {                   \
+            job_free((job));                                                                       \
+            cr_assert_fail("%s", job_msg_);                                                        \
+        }                                                                                          \
+    } while (0)
 
 #define END_PES 0
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 /* test_card.c: the progress card and the study session card: what a study group reads. */
 #include "card.h"
+#include "session.h"
 #include "unit.h"
 
 static struct course c;

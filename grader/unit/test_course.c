@@ -7,9 +7,9 @@ Test(metadata, the_course_json_loads)
 {
     const char *root = getenv("TSHMEM_ROOT");
     cr_assert(root != NULL, "run by make test, which sets TSHMEM_ROOT");
-    char path[4200], err[512];
+    char path[PATH_MAX], err[512];
     struct course c;
-    snprintf(path, sizeof path, "%s/grader/course.json", root);
+    cr_assert(path_format(path, "%s/grader/course.json", root) == 0);
     cr_assert(course_load_file(&c, root, path, err, sizeof err) == 0, "%s: %s", path, err);
     const struct chapter *ch = course_find(&c, "1.3");
     cr_assert(ch && ch->available && ch->nfiles == 1 && !strcmp(ch->files[0], "rma.c"));

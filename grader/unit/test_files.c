@@ -3,8 +3,9 @@
  * fingerprint that decides which chapters a run re-checks. */
 #include <dirent.h>
 
-#include "commands.h"
+#include "code.h"
 #include "progress.h"
+#include "reset.h"
 #include "unit.h"
 
 static struct course c;
@@ -37,33 +38,33 @@ static int count_backups(void)
 Test(reset, saves_then_restores_the_stub, .init = setup, .fini = teardown)
 {
     const struct chapter *a = course_find(&c, "1.1");
-    char backup[4300], *text;
+    char backup[PATH_MAX], *text;
     write_text(root, "week1/1.1-a/a.c", "int f(void) { return 1; } /* mine */\n");
-    cr_assert_eq(reset_chapter(&c, a, backup, sizeof backup), 0);
+    cr_assert_eq(reset_chapter(&c, a, backup), 0);
     text = read_text(root, "week1/1.1-a/a.c");
     cr_assert(text && strstr(text, "TSHMEM_TODO"), "a.c is the stub again: %s", text);
     free(text);
-    char saved[4400];
-    snprintf(saved, sizeof saved, "%s/a.c", backup);
+    char saved[PATH_MAX];
+    path_format(saved, "%s/a.c", backup);
     text = read_file(saved, NULL);
     cr_assert(text && strstr(text, "/* mine */"), "the backup %s holds the learner's a.c", saved);
     free(text);
-    snprintf(saved, sizeof saved, "%s/b.c", backup);
+    path_format(saved, "%s/b.c", backup);
     cr_assert(access(saved, R_OK) == 0, "every file of the chapter is saved, b.c too");
 }
 
 Test(reset, never_overwrites_an_older_backup, .init = setup, .fini = teardown)
 {
     const struct chapter *a = course_find(&c, "1.1");
-    char first[4300], second[4300];
+    char first[PATH_MAX], second[PATH_MAX];
     write_text(root, "week1/1.1-a/a.c", "/* first */\n");
-    cr_assert_eq(reset_chapter(&c, a, first, sizeof first), 0);
+    cr_assert_eq(reset_chapter(&c, a, first), 0);
     write_text(root, "week1/1.1-a/a.c", "/* second */\n");
-    cr_assert_eq(reset_chapter(&c, a, second, sizeof second), 0); /* the same second, often */
+    cr_assert_eq(reset_chapter(&c, a, second), 0); /* the same second, often */
     cr_assert_str_neq(first, second);
     cr_assert_eq(count_backups(), 2);
-    char path[4400];
-    snprintf(path, sizeof path, "%s/a.c", first);
+    char path[PATH_MAX];
+    path_format(path, "%s/a.c", first);
     char *text = read_file(path, NULL);
     cr_assert(text && !strcmp(text, "/* first */\n"), "the first backup is intact: %s", text);
     free(text);
@@ -71,8 +72,8 @@ Test(reset, never_overwrites_an_older_backup, .init = setup, .fini = teardown)
 
 Test(reset, nothing_to_do_on_a_stub, .init = setup, .fini = teardown)
 {
-    char backup[4300];
-    cr_assert_eq(reset_chapter(&c, course_find(&c, "1.1"), backup, sizeof backup), 1);
+    char backup[PATH_MAX];
+    cr_assert_eq(reset_chapter(&c, course_find(&c, "1.1"), backup), 1);
     cr_assert_eq(count_backups(), 0, "no backup of a stub");
 }
 
@@ -87,8 +88,8 @@ Test(reset, forgets_the_chapters_results, .init = setup, .fini = teardown)
     progress_save(&p);
     progress_close(&p);
     write_text(root, "week1/1.1-a/b.c", "/* edited */\n");
-    char backup[4300];
-    cr_assert_eq(reset_chapter(&c, course_find(&c, "1.1"), backup, sizeof backup), 0);
+    char backup[PATH_MAX];
+    cr_assert_eq(reset_chapter(&c, course_find(&c, "1.1"), backup), 0);
     progress_open(&p, &c, 0);
     chp = progress_chapter(&p, "1.1", 0);
     cr_assert(!pg_bool(chp, "done") && pg_int(chp, "passed") == 0, "the results are gone");

@@ -30,9 +30,9 @@
 
 static inline void write_text(const char *root, const char *rel, const char *text)
 {
-    char path[4400], dir[4400];
-    snprintf(path, sizeof path, "%s/%s", root, rel);
-    snprintf(dir, sizeof dir, "%s", path);
+    char path[PATH_MAX], dir[PATH_MAX];
+    cr_assert(path_format(path, "%s/%s", root, rel) == 0);
+    memcpy(dir, path, sizeof path);
     *strrchr(dir, '/') = '\0';
     cr_assert(make_dirs(dir) == 0, "cannot create %s", dir);
     FILE *f = fopen(path, "w");
@@ -43,9 +43,8 @@ static inline void write_text(const char *root, const char *rel, const char *tex
 
 static inline char *read_text(const char *root, const char *rel)
 {
-    char path[4400];
-    snprintf(path, sizeof path, "%s/%s", root, rel);
-    return read_file(path, NULL);
+    char path[PATH_MAX];
+    return path_format(path, "%s/%s", root, rel) == 0 ? read_file(path, NULL) : NULL;
 }
 
 /* A temp folder holding the tiny course (stubs equal to the learner's files), its progress
@@ -64,11 +63,11 @@ static inline void tiny_course(struct course *c, char *root, size_t len)
         write_text(root, files[i], "int f(void) { TSHMEM_TODO(\"x\", \"y\"); }\n");
         write_text(root, stub, "int f(void) { TSHMEM_TODO(\"x\", \"y\"); }\n");
     }
-    char json[4400], err[512];
-    snprintf(json, sizeof json, "%s/grader/course.json", root);
+    char json[PATH_MAX], err[512];
+    cr_assert(path_format(json, "%s/grader/course.json", root) == 0);
     cr_assert(course_load_file(c, root, json, err, sizeof err) == 0, "tiny course: %s", err);
-    char progress[4400];
-    snprintf(progress, sizeof progress, "%s/.tshmem-progress.json", root);
+    char progress[PATH_MAX];
+    cr_assert(path_format(progress, "%s/.tshmem-progress.json", root) == 0);
     setenv("TSHMEM_PROGRESS", progress, 1);
 }
 

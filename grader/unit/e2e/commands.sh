@@ -186,7 +186,7 @@ hang=$course/hang
 mkdir -p "$hang"
 if mpicc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Iinclude -Igrader/pe grader/unit/fixtures/pe_hang.c \
      "$src/build/solutions/lib/libtshmem.a" -lpthread -lm -o "$hang/pe_hang" 2>"$err" &&
-   cc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Igrader/harness -Iinclude grader/unit/fixtures/suite_hang.c \
+   cc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Igrader/harness -Igrader/tests -Iinclude grader/unit/fixtures/suite_hang.c \
      grader/harness/job.c grader/harness/report.c grader/harness/sanitizer.c -lcriterion -ljansson -o "$hang/suite_hang" 2>>"$err"; then
   job_id=e2ehang$$
   E2E_JOB_ID=$job_id TSHMEM_ROOT=$course TSHMEM_TEST_BIN=$hang TSHMEM_REPORT=$hang/report.jsonl \

@@ -18,53 +18,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* ---- Errors ---------------------------------------------------------------------------------- */
-/* Prints "tmoe: PE <rank>: <func>: <message>" and stops the whole job (MPI_Abort). */
-__attribute__((noreturn, format(printf, 2, 3)))
-static inline void tm_die(const char *func, const char *fmt, ...)
-{
-    int rank = -1, up = 0;
-    MPI_Initialized(&up);
-    if (up) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "tmoe: PE %d: %s: ", rank, func);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    fflush(stderr);
-    if (up) MPI_Abort(MPI_COMM_WORLD, 3);
-    exit(3);
-}
-
-#define TM_CUDA(call)                                                                         \
-    do {                                                                                      \
-        cudaError_t tm_e_ = (call);                                                           \
-        if (tm_e_ != cudaSuccess)                                                             \
-            tm_die(__func__, "%s failed: %s", #call, cudaGetErrorString(tm_e_));              \
-    } while (0)
-
-/* A stub's TODO: on the host it names the chapter, the section and the task, then stops the
- * job; in a kernel, thread 0 of each block prints it and the kernel traps, which the host sees
- * as "unspecified launch failure" at its next synchronization. */
-__host__ __device__ __attribute__((noreturn))
-static inline void tm_todo(const char *chapter, const char *section, const char *task,
-                           const char *func, const char *file, int line)
-{
-#ifdef __CUDA_ARCH__
-    if (threadIdx.x == 0)
-        printf("TODO (chapter %s): %s() in %s:%d is not written yet: %s. "
-               "Read book/3.7-gpu-moe.md, section \"%s\".\n", chapter, func, file, line, task,
-               section);
-    __trap();
-    __builtin_unreachable();
-#else
-    tm_die(func, "TODO (chapter %s) in %s:%d is not written yet: %s. Read book/3.7-gpu-moe.md, "
-           "section \"%s\".", chapter, file, line, task, section);
-#endif
-}
-#define TSHMEM_TODO(section, task) \
-    tm_todo(TSHMEM_CHAPTER, section, task, __func__, __FILE__, __LINE__)
+/* ---- Errors: tshmem_gpu.h (shared with chapter 3.3), under this chapter's names -------------- */
+#define TSHMEM_GPU_NAME "tmoe"
+#define TSHMEM_GPU_PAGE "book/3.7-gpu-moe.md"
+#include "tshmem_gpu.h"
+/* tm_die(__func__, fmt, ...): prints "tmoe: PE <rank>: <func>: <message>" and stops the whole
+ * job; TM_CUDA(call): stops with the call and CUDA's words when it fails; TSHMEM_TODO: a stub's
+ * TODO, which sends the reader to book/3.7-gpu-moe.md. */
+#define tm_die gpu_die
+#define TM_CUDA GPU_CUDA
 
 /* ---- Start and memory (bootstrap.cu, provided: chapter 3.3 wrote it) ------------------------- */
 /* After MPI_Init: binds this PE to GPU (node rank % GPUs), starts NVSHMEM; returns this PE. */

@@ -1,0 +1,12 @@
+/* card_group.h: the group card: several members' cards (each made with `grader card --json`)
+ * side by side, for chat or as a Markdown table. */
+#ifndef GRADER_CARD_GROUP_H
+#define GRADER_CARD_GROUP_H
+
+#include "course.h"
+
+/* grader card --merge A.json B.json ...: the group card of several members' --json cards, for
+ * chat (or a table with markdown). Returns the exit status. */
+int card_merge(const struct course *c, int nfiles, char **files, int markdown);
+
+#endif
