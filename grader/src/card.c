@@ -3,6 +3,7 @@
  * CHAT_LIMIT characters); --format markdown: the table, for places that render tables; --json:
  * the card's facts, for `grader card --merge` (card_group.c). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,14 +212,19 @@ int cmd_card(const struct course *c, int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         char *end = NULL;
         if (!strcmp(argv[i], "--week") && i + 1 < argc) {
-            week = (int)strtol(argv[++i], &end, 10);
-            if (*end || week < 1) {
+            errno = 0;
+            long w = strtol(argv[++i], &end, 10);
+            int weeks = 0;
+            for (int k = 0; k < c->n; k++)
+                weeks = c->chapters[k].week > weeks ? c->chapters[k].week : weeks;
+            if (end == argv[i] || *end || errno || w < 1 || w > weeks) {
                 fprintf(stderr,
-                        "grader card: --week takes a week number such as 1, not "
+                        "grader card: --week takes a week of the course, 1 to %d, not "
                         "'%s'.\n",
-                        argv[i]);
+                        weeks, argv[i]);
                 return 2;
             }
+            week = (int)w;
         } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
             markdown = !strcmp(argv[++i], "markdown");
             if (!markdown && strcmp(argv[i], "chat")) {

@@ -1,10 +1,43 @@
 /* main.c: the grader's entry point: which command runs (help.c has every --help). */
+#include <curses.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "help.h"
+#include <term.h> /* after every header: it defines macros such as `lines` */
+
+/* The dashboard needs a terminal that curses knows and that can move its cursor; TERM unset,
+ * unknown or dumb gets the plain summary instead, with a sentence saying why. */
+static int terminal_can_draw(void)
+{
+    const char *term = getenv("TERM");
+    int err = 0;
+    if (!term || !*term) {
+        fprintf(stderr, "grader: TERM is not set, so here is the summary instead of the "
+                        "dashboard (set it, e.g. TERM=xterm-256color, for the dashboard).\n");
+        return 0;
+    }
+    if (setupterm(NULL, 1, &err) != OK) {
+        fprintf(stderr, "grader: the terminal type '%s' is not one this machine knows, so here is "
+                        "the summary instead of the dashboard (set TERM, e.g. TERM=xterm-256color, "
+                        "for the dashboard).\n",
+                term);
+        return 0;
+    }
+    const char *cup = tigetstr("cup");
+    int ok = cup && cup != (char *)-1;
+    del_curterm(cur_term);
+    if (!ok)
+        fprintf(stderr, "grader: the terminal type '%s' cannot move its cursor, so here is the "
+                        "summary instead of the dashboard (set TERM, e.g. TERM=xterm-256color, "
+                        "for the dashboard).\n",
+                term);
+    return ok;
+}
+
 
 int main(int argc, char **argv)
 {
@@ -27,7 +60,8 @@ int main(int argc, char **argv)
                 {NULL, NULL}};
     int rc = -1;
     if (argc < 2)
-        rc = isatty(0) && isatty(1) ? cmd_dashboard(&c, 0, NULL) : cmd_summary(&c, 0, NULL);
+        rc = isatty(0) && isatty(1) && terminal_can_draw() ? cmd_dashboard(&c, 0, NULL)
+                                                          : cmd_summary(&c, 0, NULL);
     else if (!strcmp(argv[1], "selftest"))
         rc = wants_help("selftest", argc - 2, argv + 2) ? 0 : selftest(&c, argc - 2, argv + 2);
     for (int i = 0; rc < 0 && cmds[i].name; i++)

@@ -2,6 +2,7 @@
  * writing it atomically, and the rules that turn test results into a chapter's status. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -45,11 +46,14 @@ static void keep_aside(struct progress *p, const char *why)
                  "It is kept as %s, and your progress starts afresh: run grader test to "
                  "record your chapters again.",
                  p->path, why, aside);
-    else
+    else {
+        p->keep = 1;
         snprintf(p->note, sizeof p->note,
-                 "grader: your progress file %s could not be read (%s) "
-                 "and could not be kept aside (%s); progress starts afresh and will replace it.",
+                 "grader: your progress file %s could not be read (%s) and could not be kept "
+                 "aside (%s). It is left as it is and nothing is saved over it: move it away "
+                 "to start afresh.",
                  p->path, why, strerror(errno));
+    }
 }
 
 static json_t *fresh(void)
@@ -63,11 +67,14 @@ static void load(struct progress *p)
     char *text = read_file(p->path, &len), why[300];
     p->doc = NULL;
     if (!text) {
-        if (errno != ENOENT)
+        if (errno != ENOENT) { /* it is there: what it holds must not be lost */
+            p->keep = 1;
             snprintf(p->note, sizeof p->note,
-                     "grader: cannot read your progress file %s: %s; "
-                     "starting from nothing for now.",
+                     "grader: cannot read your progress file %s (%s). It is left as it is and "
+                     "nothing is saved until it can be read: check its mode (chmod u+rw) or "
+                     "move it away.",
                      p->path, strerror(errno));
+        }
         p->doc = fresh();
         return;
     }
@@ -118,8 +125,16 @@ void progress_open(struct progress *p, const struct course *c, int lock)
 
 int progress_save(struct progress *p)
 {
-    if (!p->path[0]) /* no path: progress_open said why */
+    if (!p->path[0] || p->keep) /* no path, or a file that could not be read: open said why */
         return -1;
+    struct stat st;
+    if (stat(p->path, &st) == 0 && !(st.st_mode & S_IWUSR)) { /* root could; nobody should */
+        fprintf(stderr,
+                "grader: your progress file %s is read-only, so your results are shown but not "
+                "remembered: make it writable (chmod u+w %s) to record them.\n",
+                p->path, p->path);
+        return -1;
+    }
     char *text = json_dumps(p->doc, JSON_INDENT(1) | JSON_SORT_KEYS);
     if (!text || write_file_atomic(p->path, text, strlen(text)) != 0) {
         fprintf(stderr,

@@ -33,13 +33,17 @@ struct progress {
     json_t *doc;
     char note[10000]; /* what happened to a broken file, or "" */
     int lock_fd;      /* >= 0 while locked */
+    int keep;         /* the file exists but could not be read or kept aside: never replace it */
 };
 
 /* Reads the progress file (a fresh start when it is missing or broken: see note). With
  * `lock`, holds the lock until progress_close, for a read-modify-write. Never fails: at worst
  * the progress is empty and note says why. */
 void progress_open(struct progress *p, const struct course *c, int lock);
-/* Writes it back atomically. Returns 0, or -1 after printing why (the old file is unchanged). */
+/* Writes it back atomically, with the mode the file had. Returns 0, or -1 after printing why
+ * (the old file is unchanged): also when the file is read-only (no write bit for its owner),
+ * or exists but could not be read (note said so), for a file that cannot be read is never
+ * replaced. */
 int progress_save(struct progress *p);
 void progress_close(struct progress *p);
 

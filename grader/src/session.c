@@ -175,9 +175,16 @@ int cmd_session(const struct course *c, int argc, char **argv)
     } else if (!strcmp(what, "start")) {
         char iso[32];
         time_iso(now, iso, sizeof iso);
-        json_object_set_new(p.doc, "session",
-                            json_pack("{s:s, s:s, s:o}", "goal", argv[1], "start", iso, "snapshot",
-                                      session_snapshot(&p)));
+        /* jansson takes only UTF-8: a goal that is not would be dropped, and nothing saved */
+        json_t *session = json_pack("{s:s, s:s, s:o}", "goal", argv[1], "start", iso, "snapshot",
+                                    session_snapshot(&p));
+        if (!session) {
+            fprintf(stderr, "grader session: the goal is not UTF-8 text (your terminal's "
+                            "encoding?): type it again, or in plain ASCII. Nothing was saved.\n");
+            progress_close(&p);
+            return 2;
+        }
+        json_object_set_new(p.doc, "session", session);
         rc = progress_save(&p) ? 1 : 0;
         if (!rc)
             printf("Session started at %s: %s\nWhen you stop, grader session end prints its "

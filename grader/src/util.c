@@ -111,8 +111,12 @@ int write_file_atomic(const char *path, const char *data, size_t len)
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0)
         return -1;
+    /* The new file keeps the old one's mode (0644 for a new one): a learner who made it
+     * private keeps it private. */
+    struct stat old;
+    mode_t mode = stat(path, &old) == 0 ? old.st_mode & 07777 : 0644;
     /* A crash before the rename leaves the old file whole; after it, the new one whole. */
-    if (write_all(fd, data, len) != 0 || fchmod(fd, 0644) != 0 || fsync(fd) != 0) {
+    if (write_all(fd, data, len) != 0 || fchmod(fd, mode) != 0 || fsync(fd) != 0) {
         int saved = errno;
         close(fd);
         unlink(tmp);

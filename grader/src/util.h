@@ -20,7 +20,8 @@ int appendf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(
 /* The whole file, NUL-terminated (*len without the NUL), or NULL with errno set. */
 char *read_file(const char *path, size_t *len);
 /* Writes data to path atomically: a temp file beside it, fsync, rename, fsync of the folder.
- * Returns 0, or -1 with errno set (path is then unchanged). */
+ * The file keeps the mode it had (0644 when new). Returns 0, or -1 with errno set (path is
+ * then unchanged). */
 int write_file_atomic(const char *path, const char *data, size_t len);
 /* Copies src to dst, which must not exist yet (O_EXCL); keeps the mode. 0 or -1 with errno. */
 int copy_file_new(const char *src, const char *dst);

@@ -197,3 +197,51 @@ Test(progress, unwritable_folder_is_a_sentence_not_a_crash, .init = setup, .fini
     cr_assert_eq(progress_save(&p), -1);
     progress_close(&p);
 }
+
+/* A progress file that exists but cannot be read (here: a folder in its place; mode 000 does
+ * the same to anyone but root) is never replaced: the note says so and nothing is saved. */
+Test(progress, an_unreadable_file_is_never_replaced, .init = setup, .fini = teardown)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/.tshmem-progress.json", root);
+    cr_assert(mkdir(path, 0700) == 0);
+    write_text(root, ".tshmem-progress.json/inside", "real progress\n");
+    struct progress p;
+    progress_open(&p, &c, 1);
+    cr_assert(strstr(p.note, "cannot read your progress file") &&
+                  strstr(p.note, "It is left as it is and nothing is saved"),
+              "%s", p.note);
+    progress_chapter(&p, "1.1", 1);
+    cr_assert_eq(progress_save(&p), -1, "a file that could not be read is not written over");
+    progress_close(&p);
+    struct stat st;
+    cr_assert(stat(path, &st) == 0 && S_ISDIR(st.st_mode), "what was there is still there");
+    char *kept = read_text(root, ".tshmem-progress.json/inside");
+    cr_assert(kept && !strcmp(kept, "real progress\n"));
+    free(kept);
+    cr_assert_eq(count_files(".tshmem-progress.json.tmp"), 0, "no temp file is left behind");
+}
+
+/* A read-only file (no write bit for its owner) is not replaced, even by root, who could; a
+ * private one stays private. */
+Test(progress, a_read_only_file_is_kept_and_modes_are_kept, .init = setup, .fini = teardown)
+{
+    json_decref(record(1, 0));
+    char path[128];
+    snprintf(path, sizeof path, "%s/.tshmem-progress.json", root);
+    cr_assert(chmod(path, 0600) == 0);
+    json_decref(record(1, 1));
+    struct stat st;
+    cr_assert(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600, "mode %o, not 0600 any more",
+              st.st_mode & 0777);
+    cr_assert(chmod(path, 0444) == 0);
+    char *before = read_text(root, ".tshmem-progress.json");
+    struct progress p;
+    progress_open(&p, &c, 1);
+    json_object_set_new(progress_chapter(&p, "1.1", 1), "passed", json_integer(0));
+    cr_assert_eq(progress_save(&p), -1, "a read-only progress file is not replaced");
+    progress_close(&p);
+    char *after = read_text(root, ".tshmem-progress.json");
+    cr_assert(before && after && !strcmp(before, after), "the read-only file changed");
+    free(before), free(after);
+}

@@ -10,7 +10,7 @@ out=$course/out.txt err=$course/err.txt
 "$G" --help >"$out" 2>&1
 expect "grader --help lists every command" "$out" "grader test" "grader watch" "grader hint" \
   "grader read" "grader reset" "grader card" "grader session" "grader bench"
-for cmd in test watch hint read reset card session bench list selftest; do
+for cmd in test watch hint read reset card session bench list lists selftest; do
   "$G" "$cmd" --help >"$out" 2>&1
   rc=$?
   if [ $rc -eq 0 ] && head -1 "$out" | grep -q "^usage: grader $cmd"; then ok "grader $cmd --help"
@@ -29,10 +29,18 @@ bad "an unknown chapter is named" "there is no chapter '9.9'" hint 9.9
 bad "test of nothing is a sentence" "'week9' names no chapter" test week9
 bad "a missing chapter is asked for" "name a chapter, e.g. grader reset 1.3" reset
 bad "an unknown option names the command" "grader card: unknown argument '--wide'" card --wide
-bad "a bad week is a sentence" "--week takes a week number" card --week x
+bad "a bad week is a sentence" "--week takes a week of the course, 1 to 3, not 'x'" card --week x
+bad "a week beyond the course is a sentence" "1 to 3, not '1099511627776'" card --week 1099511627776
+bad "a goal that is not UTF-8 is refused" "the goal is not UTF-8 text" session start $'caf\xe9'
+check "and nothing was saved of it" bash -c '! grep -q "\"session\"" .tshmem-progress.json 2>/dev/null' 
 bad "a bad PE count is a sentence" "--pes takes a number of PEs" bench 1.3 --pes 0
 bad "session needs a goal" "start takes your goal" session start
 
+for term in "" dumb no-such-terminal; do
+  TERM=$term script -qec "$G" /dev/null >"$out" 2>&1 </dev/null
+  expect "on a terminal with TERM='$term' the grader prints the summary and says why" "$out" \
+    "instead of the dashboard" "1.1   Initialization & bootstrap" "Next: grader test 1.1"
+done
 "$G" >"$out" 2>&1 </dev/null
 expect "grader with no terminal prints the summary" "$out" "1.1   Initialization & bootstrap" \
   "3.2   Pipeline-parallel handoff" "0 of 15 chapters done" "Next: grader test 1.1"
