@@ -13,8 +13,9 @@ struct command_help {
 static const struct command_help helps[] = {
     {"test",
      "usage: grader test [CHAPTER | weekN | all] [--ref-deps] [--verbose] [--json]\n\n"
-     "Builds your code and runs the chapters' tests (all available chapters when none is\n"
-     "named), in the order of the chapter's tasks. Each test is shown with its points and, when\n"
+     "Builds your code and runs the chapters' tests, in the order of the chapter's tasks. With\n"
+     "no chapter named, the chapter you are on (the first one not done yet; grader test all runs\n"
+     "every chapter). Each test is shown with its points and, when\n"
      "it fails, a message that says which PE saw what and what to read next. Tests that stopped\n"
      "in the same unwritten function are listed under its message, shown once: the first one is\n"
      "what to write first. Progress is recorded; a chapter that passed before is run again when\n"

@@ -235,8 +235,13 @@ static int test_one(const struct course *c, const struct chapter *ch, struct tes
     }
     o->passed += ok;
     o->failed += r.built ? total - ok : 1;
+    if (!r.built) /* what the chapter is worth, from its suite: the totals a build would run */
+        total = chapter_declared(c, ch, &max);
     appendf(o->summary, sizeof o->summary, "  %-4s %-32s %2d/%-2d %3d/%-3d pts  %s%s\n", ch->id,
-            ch->title, ok, total, pts, max, run_word(&r), regressed ? " (it passed before)" : "");
+            ch->title, ok, total, pts, max, run_word(&r), regressed ? " (it passed before)"
+                                                          : !r.built && !r.missing
+                                                              ? ": fix the compiler's first error above"
+                                                              : "");
     chapter_run_free(&r);
     return done;
 }
@@ -303,7 +308,12 @@ int cmd_test(const struct course *c, int argc, char **argv)
     o.live = !o.json && isatty(1) && !getenv("NO_PROGRESS");
     o.record = !strcmp(o.v.impl, "learner") && !o.stub; /* maintainers' runs are not progress */
     const struct chapter *chs[MAX_CHAPTERS], *stale[MAX_CHAPTERS];
-    int n = course_select(c, "test", sel ? sel : "all", chs);
+    const struct chapter *cur = sel ? NULL : current_chapter(c);
+    if (!sel && cur && !o.json) /* the one a learner is on, not all 17 (grader test all) */
+        printf("Chapter %s is the one you are on (the first not done yet); grader test all runs "
+               "every chapter.\n",
+               cur->id);
+    int n = course_select(c, "test", sel ? sel : cur ? cur->id : "all", chs);
     if (n < 0)
         return 2;
     stop_on_signals();

@@ -72,6 +72,16 @@ expect "test --json: chapter, phases, 9 tests, end, summary" "$out" '"event":"ch
   '"event":"chapter_end"' '"event":"summary","passed":0,"failed":9'
 expect "a failing test's message teaches" "$out" "is not written yet (chapter 1.1)" "week1/1.1-init/init.c:"
 expect "test records progress" .tshmem-progress.json '"total": 9' '"passed": 0' '"max_points": 16'
+"$G" test >"$out" 2>&1
+expect "test with no chapter grades the one you are on, and says so" "$out" \
+  "Chapter 1.1 is the one you are on" "1.1  Initialization & bootstrap" "0 passed, 9 failed"
+check "and only that one" bash -c "! grep -q '^  1.2 ' '$out'"
+cp week1/1.1-init/init.c "$course/init.c.saved"
+echo 'this is not C' >>week1/1.1-init/init.c
+"$G" test 1.1 >"$out" 2>&1
+expect "a chapter that does not build keeps its totals and says what to fix" "$out" \
+  "the build failed; the compiler said:" "0/9    0/16  pts  does not build: fix the compiler's first error above"
+cp "$course/init.c.saved" week1/1.1-init/init.c
 
 # ---- reset -----------------------------------------------------------------------------------
 echo "/* my attempt */" >>week1/1.3-put-get/rma.c
