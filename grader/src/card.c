@@ -56,7 +56,9 @@ void card_write(FILE *out, const struct course *c, const struct roadmap_row *row
             appendf(perf, sizeof perf, ", %.2fx ref", r->vs_ref);
         fprintf(out, "| %s | %s | %s | %s | %s%s%s | %s | %s |\n", status_emoji(r->status),
                 r->ch->id, r->ch->title, code_word(r->code), row_test(r, t),
-                r->regressed ? " (broke since it passed)" : "",
+                r->regressed  ? " (broke since it passed)"
+                : r->ref_pass ? " (passes with --ref-deps)"
+                              : "",
                 r->ref_deps && r->status == ST_DONE ? "\\*" : "", row_points(r, pts), perf);
     }
     if (!shown)
@@ -101,6 +103,8 @@ static void chat_row(FILE *out, const struct roadmap_row *r, int short_form)
     }
     if (r->regressed)
         fprintf(out, " · broke since it passed");
+    else if (r->ref_pass)
+        fprintf(out, " · passes with --ref-deps");
     if (r->ref_deps && r->status == ST_DONE)
         fprintf(out, " · with --ref-deps");
     if (r->vs_mpi > 0 || r->vs_ref > 0) {
@@ -181,13 +185,14 @@ json_t *card_json(const struct course *c, const struct roadmap_row *rows, const 
     for (int i = 0; i < c->n; i++) {
         const struct roadmap_row *r = &rows[i];
         json_array_append_new(
-            chs, json_pack("{s:s, s:s, s:i, s:b, s:s, s:i, s:i, s:i, s:i, s:b, s:b, s:i, s:f, s:f}",
+            chs, json_pack("{s:s, s:s, s:i, s:b, s:s, s:i, s:i, s:i, s:i, s:b, s:b, s:b, s:i, s:f, "
+                           "s:f}",
                            "id", r->ch->id, "title", r->ch->title, "week", r->ch->week,
                            "available", r->ch->available, "status", status_word(r->status),
                            "passed", r->passed, "total", r->total, "points", r->points,
-                           "max_points", r->max_points, "regressed", r->regressed, "ref_deps",
-                           r->ref_deps, "hints_used", r->hints_used, "vs_mpi", r->vs_mpi,
-                           "vs_ref", r->vs_ref));
+                           "max_points", r->max_points, "regressed", r->regressed, "ref_pass",
+                           r->ref_pass, "ref_deps", r->ref_deps, "hints_used", r->hints_used,
+                           "vs_mpi", r->vs_mpi, "vs_ref", r->vs_ref));
     }
     struct roadmap_totals t = roadmap_sum(c, rows);
     return json_pack("{s:s, s:s, s:s, s:s, s:o, s:{s:i, s:i, s:i, s:i, s:i}}", "card",

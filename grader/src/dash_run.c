@@ -116,6 +116,10 @@ static void event(struct dash *d, struct pane *p, json_t *o)
         if (json_is_true(json_object_get(o, "regressed")))
             pane_add(p, P_FAIL, "  %s passed before and fails now: a change broke it.",
                      str(o, "chapter"));
+        else if (json_is_true(json_object_get(o, "ref_pass")))
+            pane_add(p, P_NOTE, "  %s passes with the reference's earlier chapters, not yet with "
+                                "yours: that pass is kept.",
+                     str(o, "chapter"));
         if (*str(o, "blocked_by"))
             pane_add(p, P_NOTE, "  Some tests stopped in chapter %s's unwritten code (%s builds on "
                      "it): finish %s first, or run grader test %s --ref-deps in a shell to take "
@@ -240,6 +244,9 @@ void chapter_overview(struct dash *d, int i)
                  "points): press Enter to run them.", r->total, r->max_points);
     if (r->regressed)
         pane_add(p, P_FAIL, "It passed before and failed a later re-check: a change broke it.");
+    else if (r->ref_pass)
+        pane_add(p, P_NOTE, "It passes with the reference's earlier chapters (--ref-deps), not "
+                            "yet with yours.");
     pane_add(p, P_TEXT, "Book: %s (r reads it here)%s", ch->book, r->read ? ", read" : "");
     pane_add(p, P_TEXT, "Hints: %d of %d used (h shows the next)", r->hints_used, ch->nhints);
     pane_add(p, P_TEXT, "Benchmark: %s", r->has_bench ? "b runs it" : "none for this chapter yet");

@@ -191,6 +191,12 @@ void progress_record_run(struct progress *p, const struct chapter_run *r, uint64
     char now[32], fp[32];
     int max = 0, points = r->built ? run_points(r, &max) : 0, passed = run_passed(r);
     int done = r->built && r->n > 0 && passed == r->n, was_done = pg_bool(chp, "done");
+    /* A pass with the reference's earlier chapters (--ref-deps) is a state of its own: a plain
+     * run that fails after it (the learner's earlier chapters unwritten) is no regression, and
+     * the pass is kept (ref_pass) until a plain run passes or a --ref-deps run fails. */
+    int was_ref = was_done && pg_bool(chp, "ref_deps");
+    int ref_pass = ref_deps ? done : !done && (was_ref || pg_bool(chp, "ref_pass"));
+    int broke = ref_deps ? was_done : was_done && !was_ref;
     for (int i = 0; i < r->n; i++)
         json_object_set_new(tests, r->results[i].test, json_boolean(r->results[i].passed));
     time_iso(time(NULL), now, sizeof now);
@@ -203,11 +209,13 @@ void progress_record_run(struct progress *p, const struct chapter_run *r, uint64
     json_object_set_new(chp, "built", json_boolean(r->built));
     json_object_set_new(chp, "done", json_boolean(done));
     json_object_set_new(chp, "ref_deps", json_boolean(ref_deps));
+    json_object_set_new(chp, "ref_pass", json_boolean(ref_pass));
     json_object_set_new(chp, "fingerprint", json_string(fp));
     json_object_set_new(chp, "last_run", json_string(now));
-    /* a regression: it was done, and now it is not; it stays marked until it passes again */
+    /* a regression: it was done (as this run is: with or without the reference), and now it is
+     * not; it stays marked until it passes again */
     json_object_set_new(chp, "regressed",
-                        json_boolean(!done && (was_done || pg_bool(chp, "regressed"))));
+                        json_boolean(!done && (broke || pg_bool(chp, "regressed"))));
     if (done && !pg_bool(chp, "ever_done")) {
         json_object_set_new(chp, "ever_done", json_true());
         json_object_set_new(chp, "first_done", json_string(now));

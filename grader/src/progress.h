@@ -12,7 +12,8 @@
  *    "chapters": {"1.3": {"tests": {"put_every_size_to_every_pe": true, ...},
  *                         "passed": 5, "total": 7, "points": 9, "max_points": 14,
  *                         "done": false, "ever_done": true, "regressed": true,
- *                         "ref_deps": false, "fingerprint": "9f..", "last_run": "2026-..",
+ *                         "ref_deps": false, "ref_pass": false,
+ *                         "fingerprint": "9f..", "last_run": "2026-..",
  *                         "hints_used": 2, "read": true,
  *                         "bench": {"vs_mpi": 1.31, "vs_ref": 0.92, "op": "allreduce", ..}}},
  *    "session": {"goal": "..", "start": "..", "snapshot": {..}},    (while one is open)

@@ -88,8 +88,8 @@ int reset_chapter(const struct course *c, const struct chapter *ch, char backup[
     struct progress p;
     progress_open(&p, c, 1);
     json_t *chp = progress_chapter(&p, ch->id, 1);
-    const char *keys[] = {"tests",     "passed",      "total", "points", "done",
-                          "regressed", "fingerprint", "built", NULL};
+    const char *keys[] = {"tests",       "passed", "total",    "points", "done", "regressed",
+                          "fingerprint", "built",  "ref_pass", NULL};
     for (int i = 0; keys[i]; i++)
         json_object_del(chp, keys[i]);
     progress_save(&p);

@@ -27,6 +27,7 @@ void roadmap_rows(const struct course *c, struct progress *p, struct roadmap_row
         r->max_points = pg_int(chp, "max_points");
         r->regressed = pg_bool(chp, "regressed");
         r->ref_deps = pg_bool(chp, "ref_deps");
+        r->ref_pass = pg_bool(chp, "ref_pass") && !pg_bool(chp, "done");
         r->hints_used = pg_int(chp, "hints_used");
         r->read = pg_bool(chp, "read");
         r->has_bench = chapter_bench_source(c, ch, path, sizeof path);
@@ -125,7 +126,10 @@ int cmd_summary(const struct course *c, int argc, char **argv)
         }
         printf("%-4s  %-34s  %-8s  %-12s  %-10s  %-11s  %s%s%s%s\n", r->ch->id, r->ch->title,
                code_word(r->code), row_test(r, t), row_points(r, pts), row_perf(r, perf),
-               status_word(r->status), r->regressed ? " (it passed before)" : "",
+               status_word(r->status),
+               r->regressed   ? " (it passed before)"
+               : r->ref_pass ? " (passes with the reference's earlier chapters)"
+                             : "",
                r->ch->requires[0] ? ", optional: needs " : "", r->ch->requires);
     }
     struct roadmap_totals tot = roadmap_sum(c, rows);

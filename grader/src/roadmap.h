@@ -15,6 +15,7 @@ struct roadmap_row {
     int built;
     int passed, total, points, max_points;
     int regressed, ref_deps, hints_used, read;
+    int ref_pass; /* not done, but it passed with the reference's earlier chapters (--ref-deps) */
     int has_bench;         /* grader/bench/bench_X_Y.c exists */
     int changed;           /* the course's tests for it changed since its last run */
     int run_total, run_max_points; /* what that last run counted */

@@ -201,24 +201,27 @@ static int test_one(const struct course *c, const struct chapter *ch, struct tes
         return 0;
     }
     int ok = run_passed(&r), total = r.built ? r.n : 0, max = 0, pts = run_points(&r, &max);
-    int was_done = 0, done = r.built && total > 0 && ok == total;
+    int regressed = 0, ref_pass = 0, done = r.built && total > 0 && ok == total;
     if (o->record) {
         struct progress p;
         progress_open(&p, c, 1);
-        was_done = pg_bool(progress_chapter(&p, ch->id, 0), "done");
+        int was_regressed = pg_bool(progress_chapter(&p, ch->id, 0), "regressed");
         progress_record_run(&p, &r, fp, o->v.ref[0] != '\0');
+        json_t *chp = progress_chapter(&p, ch->id, 0);
+        regressed = pg_bool(chp, "regressed") && !was_regressed; /* broke in this very run */
+        ref_pass = !done && !o->v.ref[0] && pg_bool(chp, "ref_pass");
         progress_save(&p);
         progress_close(&p);
     }
-    int regressed = was_done && !done;
     const struct chapter *before = o->v.ref[0] ? NULL : earlier_todo(c, &r);
     if (o->json) {
-        emit(json_pack("{s:s, s:s, s:b, s:b, s:s?, s:i, s:i, s:i, s:i, s:s, s:b, s:s?, s:o}",
+        emit(json_pack("{s:s, s:s, s:b, s:b, s:s?, s:i, s:i, s:i, s:i, s:s, s:b, s:b, s:s?, s:o}",
                        "event", "chapter_end", "chapter", ch->id, "built", r.built, "missing",
                        r.missing, "build_log",
                        r.built ? NULL : r.build_log, "passed", ok, "total", total, "points", pts,
                        "max_points", max, "status", run_word(&r), "regressed", regressed,
-                       "blocked_by", before ? before->id : NULL, "tests", json_tests(&r)));
+                       "ref_pass", ref_pass, "blocked_by", before ? before->id : NULL, "tests",
+                       json_tests(&r)));
     } else {
         print_run(&r, o->verbose);
         if (r.built)
@@ -232,6 +235,10 @@ static int test_one(const struct course *c, const struct chapter *ch, struct tes
             printf("  %s passed before and fails now: a change broke it, so it is back to in "
                    "progress. The failures above say where.\n",
                    ch->id);
+        else if (ref_pass)
+            printf("  %s passes with the reference's earlier chapters (grader test %s --ref-deps), "
+                   "not yet with yours: that pass is kept.\n",
+                   ch->id, ch->id);
     }
     o->passed += ok;
     o->failed += r.built ? total - ok : 1;
@@ -239,6 +246,7 @@ static int test_one(const struct course *c, const struct chapter *ch, struct tes
         total = chapter_declared(c, ch, &max);
     appendf(o->summary, sizeof o->summary, "  %-4s %-32s %2d/%-2d %3d/%-3d pts  %s%s\n", ch->id,
             ch->title, ok, total, pts, max, run_word(&r), regressed ? " (it passed before)"
+                                                          : ref_pass ? " (passes with the reference's chapters)"
                                                           : !r.built && !r.missing
                                                               ? ": fix the compiler's first error above"
                                                               : "");

@@ -45,19 +45,24 @@ static void fake_run(struct chapter_run *r, int big, int small)
     r->results[1].passed = small;
 }
 
-static json_t *record(int big, int small)
+static json_t *record_as(int big, int small, int ref_deps)
 {
     struct progress p;
     struct chapter_run r;
     fake_run(&r, big, small);
     progress_open(&p, &c, 1);
-    progress_record_run(&p, &r, 42, 0);
+    progress_record_run(&p, &r, 42, ref_deps);
     cr_assert_eq(progress_save(&p), 0);
     progress_close(&p);
     progress_open(&p, &c, 0);
     json_t *chp = json_deep_copy(progress_chapter(&p, "1.1", 0));
     progress_close(&p);
     return chp;
+}
+
+static json_t *record(int big, int small)
+{
+    return record_as(big, small, 0);
 }
 
 Test(progress, missing_file_is_a_quiet_fresh_start, .init = setup, .fini = teardown)
@@ -244,4 +249,22 @@ Test(progress, a_read_only_file_is_kept_and_modes_are_kept, .init = setup, .fini
     char *after = read_text(root, ".tshmem-progress.json");
     cr_assert(before && after && !strcmp(before, after), "the read-only file changed");
     free(before), free(after);
+}
+
+/* A pass with the reference's earlier chapters is a state of its own: the plain run after it
+ * (the learner's earlier chapters still stubs) is no regression, and the pass is kept until a
+ * plain run passes; a --ref-deps run that fails after a pass is a regression. */
+Test(progress, a_pass_with_ref_deps_is_its_own_state_never_a_regression, .init = setup,
+     .fini = teardown)
+{
+    json_t *ref = record_as(1, 1, 1), *plain = record_as(0, 0, 0), *again = record_as(0, 1, 0),
+           *own = record_as(1, 1, 0), *broke = record_as(0, 1, 1);
+    cr_assert(pg_bool(ref, "done") && pg_bool(ref, "ref_pass") && pg_bool(ref, "ref_deps"));
+    cr_assert(!pg_bool(plain, "regressed"), "a plain run after a --ref-deps pass is no regression");
+    cr_assert(pg_bool(plain, "ref_pass") && !pg_bool(plain, "done"), "the pass is kept as such");
+    cr_assert(!pg_bool(again, "regressed") && pg_bool(again, "ref_pass"));
+    cr_assert(pg_bool(own, "done") && !pg_bool(own, "ref_pass") && !pg_bool(own, "regressed"),
+              "a plain pass is the chapter done");
+    cr_assert(pg_bool(broke, "regressed"), "failing with the reference after a pass: broken");
+    json_decref(ref), json_decref(plain), json_decref(again), json_decref(own), json_decref(broke);
 }
