@@ -160,7 +160,7 @@ NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES
 .PHONY: gpu gpu-test gpu-bench gpu-check torch
 .PHONY: all help deps deps-hosts lib pe-programs bench-programs suites grader unit stubs \
         check-stubs lint sanitize sanitize-unit $(WEEKS) test test-hosts \
-        clean print-build-dir print-chapters print-chapter
+        clean print-build-dir print-chapters print-chapter print-warnings
 
 # Everything `grader test` and the dashboard use: your code's library and PE programs, the
 # grader and the chapters' suites (the grader also builds a missing one itself).
@@ -236,8 +236,12 @@ define chapter_rules
 $(call obj_dir,$1)/$(call ch_dir,$1)/%.o: $(call src_root,$1)/$(call ch_dir,$1)/%.c $(HEADERS) \
   $(wildcard $(call src_root,$1)/$(call ch_dir,$1)/*.h) | $(NEEDS_STUBS)
 	@mkdir -p $$(@D)
-	$$(MPICC) $$(CSTD) $$(RT_CFLAGS) -fPIC $$(WARN) $$(INCLUDE) -c $$< -o $$@.$$$$$$$$ && mv -f $$@.$$$$$$$$ $$@
+	@echo "$$(MPICC) ... -c $$< -o $$@"
+	@$$(MPICC) $$(CSTD) $$(RT_CFLAGS) -fPIC $$(WARN) $$(INCLUDE) -c $$< -o $$@.$$$$$$$$ 2>$$@.warnings; \
+	  s=$$$$?; cat $$@.warnings >&2; [ $$$$s -eq 0 ] && mv -f $$@.$$$$$$$$ $$@
 endef
+# What the compiler said of each object stays beside it (NAME.o.warnings) for as long as the
+# object: the grader shows a learner's warnings on every run, not only on the run that compiled.
 $(foreach c,$(CHAPTERS),$(eval $(call chapter_rules,$c)))
 
 # ---- PE-side test programs, linked against the variant's library ------------------------------
@@ -451,6 +455,10 @@ clean:
 # ---- For the grader: facts of this Makefile, printed one per line -----------------------------
 print-build-dir:
 	@echo $(BUILD)
+
+# The compiler's warnings on the learner's own files of this variant (grader test shows them).
+print-warnings:
+	@cat /dev/null $(wildcard $(patsubst %.o,%.o.warnings,$(filter build/obj/learner%,$(LIB_OBJS))))
 
 # A GPU chapter's names and tests as shell words (tools/gpu-env, tools/gpu-test): ID=3.3.
 print-chapter:

@@ -109,6 +109,11 @@ static void event(struct dash *d, struct pane *p, json_t *o)
                                              : "the build failed; the compiler said:");
             pane_text(p, P_TEXT, str(o, "build_log"));
         } else {
+            if (*str(o, "warnings")) {
+                pane_add(p, P_NOTE, "  the compiler warned about your code (it builds, but read "
+                                    "these first):");
+                pane_text(p, P_NOTE, str(o, "warnings"));
+            }
             redraw_tests(d, p, o);
             pane_add(p, P_HEAD, "  %d of %d tests, %d of %d points: %s", num(o, "passed"),
                      num(o, "total"), num(o, "points"), num(o, "max_points"), str(o, "status"));

@@ -236,6 +236,45 @@ int run_make(const struct course *c, const struct variant *v, const char *target
     return status;
 }
 
+/* The compiler's warnings on the learner's own files (under week1/, week2/ ...), from what make print-warnings
+ * kept beside the objects: "week1/1.1-init/init.c:42: control reaches end of non-void function
+ * [-Wreturn-type]", each once. NULL when there is none. */
+static char *learner_warnings(const struct course *c, const struct variant *v)
+{
+    char *log = NULL;
+    if (run_make(c, v, "print-warnings", &log) != 0 || !log) {
+        free(log);
+        return NULL;
+    }
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    for (char *save = NULL, *line = strtok_r(log, "\n", &save); f && line;
+         line = strtok_r(NULL, "\n", &save)) {
+        if (!strncmp(line, "./", 2))
+            line += 2;
+        char *warn = strstr(line, ": warning: ");
+        unsigned lineno = 0, col = 0;
+        char file[256];
+        if (strncmp(line, "week", 4) || !warn || (size_t)(warn - line) >= sizeof file ||
+            sscanf(line, "%255[^:]:%u:%u", file, &lineno, &col) != 3)
+            continue;
+        char one[1024];
+        snprintf(one, sizeof one, "%s:%u: %s\n", file, lineno, warn + 11);
+        fflush(f);
+        if (!out || !strstr(out, one)) /* each once: a header's warning comes with every file */
+            fputs(one, f);
+    }
+    if (f)
+        fclose(f);
+    free(log);
+    if (out && !*out) {
+        free(out);
+        out = NULL;
+    }
+    return out;
+}
+
 int ensure_stubs(const struct course *c)
 {
     static int done = -2;
@@ -470,6 +509,8 @@ int chapter_run(const struct course *c, const struct chapter *ch, const struct v
         return -1;
     }
     dir[strcspn(dir, "\n")] = '\0';
+    if (!strcmp(v->impl, "learner"))
+        out->warnings = learner_warnings(c, v);
     int stub = !strcmp(v->impl, "stubs") || strstr(v->stub, ch->id) != NULL;
     run_suite(c, ch, dir, !stub, out, ev);
     free(dir);
@@ -481,8 +522,10 @@ void chapter_run_free(struct chapter_run *r)
     for (int i = 0; i < r->n; i++)
         free(r->results[i].message);
     free(r->build_log);
+    free(r->warnings);
     r->n = 0;
     r->build_log = NULL;
+    r->warnings = NULL;
 }
 
 int run_passed(const struct chapter_run *r)

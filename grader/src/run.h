@@ -26,6 +26,8 @@ struct chapter_run {
     int missing;     /* built, but the suite could not start (build_log says why): not a
                         compiler error of the learner's */
     char *build_log;
+    char *warnings; /* the compiler's warnings on the learner's own files: "file:line: what"
+                       lines, each once; NULL when there is none */
     int total; /* tests the suite announced */
     int n;
     struct result results[MAX_TESTS];

@@ -105,6 +105,10 @@ static void print_run(const struct chapter_run *r, int verbose)
         print_message(r->build_log ? r->build_log : "(nothing)");
         return;
     }
+    if (r->warnings) { /* a warning is often the bug: show it above what it causes */
+        printf("  the compiler warned about your code (it builds, but read these first):\n");
+        print_message(r->warnings);
+    }
     if (outline_results(r->ch, r->results, r->n, verbose, print_line, NULL))
         printf("  (grader test %s --verbose shows every test's own message in full)\n",
                r->ch->id);
@@ -215,10 +219,10 @@ static int test_one(const struct course *c, const struct chapter *ch, struct tes
     }
     const struct chapter *before = o->v.ref[0] ? NULL : earlier_todo(c, &r);
     if (o->json) {
-        emit(json_pack("{s:s, s:s, s:b, s:b, s:s?, s:i, s:i, s:i, s:i, s:s, s:b, s:b, s:s?, s:o}",
+        emit(json_pack("{s:s, s:s, s:b, s:b, s:s?, s:s?, s:i, s:i, s:i, s:i, s:s, s:b, s:b, s:s?, s:o}",
                        "event", "chapter_end", "chapter", ch->id, "built", r.built, "missing",
                        r.missing, "build_log",
-                       r.built ? NULL : r.build_log, "passed", ok, "total", total, "points", pts,
+                       r.built ? NULL : r.build_log, "warnings", r.warnings, "passed", ok, "total", total, "points", pts,
                        "max_points", max, "status", run_word(&r), "regressed", regressed,
                        "ref_pass", ref_pass, "blocked_by", before ? before->id : NULL, "tests",
                        json_tests(&r)));
