@@ -96,6 +96,46 @@ static void text_lines(const char *text, const char *indent, enum outline_style 
 int outline_results(const struct chapter *ch, const struct result *r, int n, int verbose,
                     outline_fn emit, void *ctx)
 {
+    return outline_results_seen(ch, r, n, verbose, emit, ctx, NULL);
+}
+
+static int seen_before(struct outline_seen *seen, const char *todo)
+{
+    for (int k = 0; seen && k < seen->n; k++)
+        if (!strcmp(seen->todo[k], todo))
+            return 1;
+    if (seen && seen->n < OUTLINE_SEEN_MAX)
+        snprintf(seen->todo[seen->n++], sizeof seen->todo[0], "%.1023s", todo);
+    return 0;
+}
+
+/* The text after "label" on its line of a message, without leading blanks. */
+static int field(const char *text, const char *label, char *buf, size_t len)
+{
+    const char *p = strstr(text, label);
+    if (!p)
+        return 0;
+    p += strlen(label);
+    p += strspn(p, " ");
+    snprintf(buf, len, "%.*s", (int)strcspn(p, "\n"), p);
+    return buf[0] != '\0';
+}
+
+int outline_next(const struct outline_seen *seen, char *buf, size_t len)
+{
+    char where[512], read[512];
+    if (!seen || seen->n == 0 || !field(seen->todo[0], "where:", where, sizeof where))
+        return 0;
+    if (field(seen->todo[0], "read:", read, sizeof read))
+        snprintf(buf, len, "%s, %s", where, read);
+    else
+        snprintf(buf, len, "%s", where);
+    return 1;
+}
+
+int outline_results_seen(const struct chapter *ch, const struct result *r, int n, int verbose,
+                         outline_fn emit, void *ctx, struct outline_seen *seen)
+{
     char todo[MAX_TESTS][1024], own[48];
     int has[MAX_TESTS], shown[MAX_TESTS] = {0}, left_out = 0, first = 1;
     snprintf(own, sizeof own, "(chapter %s).", ch->id);
@@ -120,8 +160,13 @@ int outline_results(const struct chapter *ch, const struct result *r, int n, int
         size_t head = strcspn(todo[i], "\n");
         int start = first && strstr(todo[i], own) && strstr(todo[i], own) < todo[i] + head;
         first = 0;
-        emitf(emit, ctx, OL_NOTE, "  %s%.*s", start ? "Start here: " : "", (int)head, todo[i]);
-        text_lines(todo[i] + head, "  ", OL_TEXT, emit, ctx);
+        if (seen_before(seen, todo[i])) { /* a chapter above showed it whole */
+            size_t h = head && todo[i][head - 1] == '.' ? head - 1 : head;
+            emitf(emit, ctx, OL_NOTE, "  %.*s: its task is shown above.", (int)h, todo[i]);
+        } else {
+            emitf(emit, ctx, OL_NOTE, "  %s%.*s", start ? "Start here: " : "", (int)head, todo[i]);
+            text_lines(todo[i] + head, "  ", OL_TEXT, emit, ctx);
+        }
         emitf(emit, ctx, OL_TEXT, "    It stopped %s:", count == 1 ? "this test" : "these tests");
         for (int j = i; j < n; j++)
             if (has[j] && !strcmp(todo[j], todo[i])) {

@@ -29,4 +29,19 @@ int outline_todo(const char *msg, char *buf, size_t len);
 int outline_results(const struct chapter *ch, const struct result *r, int n, int verbose,
                     outline_fn emit, void *ctx);
 
+/* What a run of several chapters has shown already: an unwritten function's message is shown
+ * in full once per run (a later chapter that stops in it names it in one line), and the first
+ * one is the run's next step. */
+#define OUTLINE_SEEN_MAX 32
+struct outline_seen {
+    int n;
+    char todo[OUTLINE_SEEN_MAX][1024];
+};
+/* outline_results, remembering in seen (which may be NULL) what it showed. */
+int outline_results_seen(const struct chapter *ch, const struct result *r, int n, int verbose,
+                         outline_fn emit, void *ctx, struct outline_seen *seen);
+/* "week1/1.1-init/init.c:18, chapter 1.1, section \"Bootstrap\"": where the first message
+ * seen says to write, into buf. Returns 1, or 0 when nothing unwritten was seen. */
+int outline_next(const struct outline_seen *seen, char *buf, size_t len);
+
 #endif

@@ -18,6 +18,7 @@
 
 struct test_opts {
     int json, live, record, ref_deps, stub, verbose;
+    struct outline_seen seen; /* unwritten functions shown in this run */
     struct variant v;
     int passed, failed;
     char summary[4096];
@@ -97,7 +98,7 @@ static void print_line(void *ctx, enum outline_style style, const char *text)
 
 /* The chapter's tests in teaching order; tests stopped by the same unwritten function under its
  * message, once (all of every test's words with --verbose). */
-static void print_run(const struct chapter_run *r, int verbose)
+static void print_run(const struct chapter_run *r, int verbose, struct outline_seen *seen)
 {
     if (!r->built) {
         /* a missing suite or PE program is not the learner's compiler error */
@@ -109,7 +110,7 @@ static void print_run(const struct chapter_run *r, int verbose)
         printf("  the compiler warned about your code (it builds, but read these first):\n");
         print_message(r->warnings);
     }
-    if (outline_results(r->ch, r->results, r->n, verbose, print_line, NULL))
+    if (outline_results_seen(r->ch, r->results, r->n, verbose, print_line, NULL, seen))
         printf("  (grader test %s --verbose shows every test's own message in full)\n",
                r->ch->id);
 }
@@ -227,7 +228,7 @@ static int test_one(const struct course *c, const struct chapter *ch, struct tes
                        "ref_pass", ref_pass, "blocked_by", before ? before->id : NULL, "tests",
                        json_tests(&r)));
     } else {
-        print_run(&r, o->verbose);
+        print_run(&r, o->verbose, &o->seen);
         if (r.built)
             printf("  %d of %d tests, %d of %d points\n", ok, total, pts, max);
         if (before)
@@ -358,10 +359,13 @@ int cmd_test(const struct course *c, int argc, char **argv)
                        o.failed));
         return o.failed ? 1 : 0;
     }
+    char next[1100];
     printf("\nSummary\n%s%s", o.summary,
            o.failed ? "Read a failing test's message, then the chapter's page (grader read), or "
                       "ask for a hint (grader hint).\n"
                     : "");
     printf("%d passed, %d failed\n", o.passed, o.failed);
+    if (o.failed && outline_next(&o.seen, next, sizeof next)) /* the one next step */
+        printf("Next: %s\n", next);
     return o.failed ? 1 : 0;
 }
