@@ -210,7 +210,7 @@ help:
 	@echo "  make clean        remove build/"
 	@echo
 	@echo "Variables: IMPL=learner|solutions, REF=\"1.1 1.2\" (chapters from the reference),"
-	@echo "           STATUS=1 (make weekN exits 1 when a test fails, for scripts),"
+	@echo "           STATUS=1 (make weekN fails when a test fails, for scripts; else 0 once they ran),"
 	@echo "           STRICT=1 (warnings are errors), CFLAGS (default -O2 -g),"
 	@echo "           JOBS=N (files make test and make lint build at once; default: every core)."
 
