@@ -435,6 +435,7 @@ test: deps deps-book deps-hosts deps-torch
 	@status=0; hosts_log=build/test-hosts.log; site_log=build/check-site.log; \
 	  tools/test-hosts >$$hosts_log 2>&1 & hosts=$$!; \
 	  tools/check-site >$$site_log 2>&1 & site=$$!; \
+	  tools/check-tshrun || [ $$? -eq 77 ] || status=1; \
 	  $(GRADER) selftest || status=1; \
 	  wait $$site || status=1; cat $$site_log; \
 	  wait $$hosts; rc=$$?; cat $$hosts_log; [ $$rc -eq 0 ] || [ $$rc -eq 77 ] || status=1; \
