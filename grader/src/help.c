@@ -42,10 +42,14 @@ static const struct command_help helps[] = {
      "ones you have seen. Each call shows one more; the number you used is in your progress\n"
      "and on your card. --list shows the ones you have seen without taking another.\n"},
     {"read",
-     "usage: grader read CHAPTER\n\n"
-     "Shows the chapter's page of the book in a pager ($PAGER, else less), as plain text when\n"
-     "pandoc is installed, else as Markdown. Printed as it is when the output is not a terminal.\n"
-     "Marks the chapter read (the Doc column of the dashboard).\n"},
+     "usage: grader read CHAPTER|PAGE\n\n"
+     "Shows a page of the book in a pager ($PAGER, else less), as plain text when pandoc is\n"
+     "installed, else as Markdown. Printed as it is when the output is not a terminal. A chapter\n"
+     "is named by its id (grader read 1.3), any other page by its file name without .md\n"
+     "(grader read debugging, performance, glossary...); an unknown name lists the pages.\n"
+     "The text is folded to the terminal's width ($COLUMNS, else 100 when not a terminal); a\n"
+     "table too wide for it is shown as a list, one item per row. Reading a chapter marks it\n"
+     "read (the Doc column of the dashboard).\n"},
     {"reset",
      "usage: grader reset CHAPTER [--yes]\n\n"
      "Puts the chapter's files back to the stub you started from, after copying your files to\n"

@@ -59,6 +59,19 @@ expect "hints used are counted in progress" .tshmem-progress.json '"hints_used":
 "$G" read 1.3 >"$out" 2>&1
 expect "read prints the page when not on a terminal" "$out" "One-sided put/get" "Put and get"
 expect "read marks the chapter read" .tshmem-progress.json '"read": true'
+"$G" read performance >"$out" 2>&1
+expect "read shows a page that is not a chapter's, by its name" "$out" "The performance guide"
+bad "an unknown page gets the list of pages" "the pages you can read are preface, setup," read nosuch
+expect "and the list names the chapters and the guides" "$out" "1.3" "debugging" "glossary"
+if command -v pandoc >/dev/null; then
+  for page in 1.1 2.2 performance; do
+    COLUMNS=80 "$G" read $page >"$out" 2>&1
+    wide=$(grep -v '^    ' "$out" | LC_ALL=C.UTF-8 wc -L)
+    if [ "$wide" -le 80 ]; then ok "read $page fits 80 columns with COLUMNS=80 (code aside)"
+    else not_ok "read $page fits 80 columns with COLUMNS=80 (code aside)" \
+      "a line outside code is $wide columns wide:" "$(grep -v '^    ' "$out" | awk 'length > 80')"; fi
+  done
+fi
 
 # ---- test --json on a stub -------------------------------------------------------------------
 "$G" test 1.1 --json >"$out" 2>"$err"
