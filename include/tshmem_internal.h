@@ -96,11 +96,6 @@ static inline void tshmem_check_pe(const char *func, int pe) /* 0 <= pe < n_pes 
     if (__builtin_expect(pe < 0 || pe >= tshmem_g.n_pes, 0))
         tshmem_bad_pe(func, pe);
 }
-/* Out of line, for a range outside the user heap: returns if the calling thread is inside one
- * of the runtime's own collective calls (tshmem_call_now, below) and the range lies in this PE's
- * reserved area; stops the job with tshmem_bad_symmetric's message otherwise. */
-void tshmem_check_runtime_range(const char *func, const char *what, const void *addr,
-                                size_t nbytes);
 /* tshmem_check_symmetric(func, what, addr, nbytes): the address check, inline, after the heap's
  * layout below (1.2). */
 void tshmem_check_team(const char *func, tshmem_team_t team); /* a team handle in use */
@@ -163,16 +158,37 @@ struct tshmem_call {
     tshmem_team_t team;
     uint64_t number;           /* its number on the team, 1, 2, 3 ...; 0: not recorded */
     uint64_t a, b, c;          /* what every PE must pass alike (calls.c's table names them) */
+    int compare_at_end;        /* compare with a peer when the call ends (calls.c says when) */
     struct tshmem_call *outer; /* the call this one runs inside, or NULL */
 };
 /* The calls this thread is in, innermost first; NULL in the program's own code. */
 extern _Thread_local struct tshmem_call *tshmem_call_now __attribute__((tls_model("initial-exec")));
-void tshmem_call_enter(struct tshmem_call *call, enum tshmem_fn fn, tshmem_team_t team,
-                       uint64_t a, uint64_t b, uint64_t c);
-void tshmem_call_leave(struct tshmem_call *call);
+/* The record and the comparisons, out of line: only for the program's own call. */
+void tshmem_call_record(struct tshmem_call *call);
+void tshmem_call_end(struct tshmem_call *call);
+/* Inline, because every collective pays them: a few stores, and a call for the record. */
+static inline void tshmem_call_enter(struct tshmem_call *call, enum tshmem_fn fn,
+                                     tshmem_team_t team, uint64_t a, uint64_t b, uint64_t c)
+{
+    *call = (struct tshmem_call){fn, team, 0, a, b, c, 0, tshmem_call_now};
+    tshmem_call_now = call;
+    if (!call->outer)
+        tshmem_call_record(call);
+}
+static inline void tshmem_call_leave(struct tshmem_call *call)
+{
+    if (call->compare_at_end)
+        tshmem_call_end(call); /* still marked as inside the call meanwhile */
+    tshmem_call_now = call->outer;
+}
 /* A helper thread doing a call's work (2.4's progress thread): the mark and the name, no
  * record (the program's thread made it when it started the call). */
-void tshmem_call_enter_work(struct tshmem_call *call, enum tshmem_fn fn, tshmem_team_t team);
+static inline void tshmem_call_enter_work(struct tshmem_call *call, enum tshmem_fn fn,
+                                          tshmem_team_t team)
+{
+    *call = (struct tshmem_call){fn, team, 0, 0, 0, 0, 0, tshmem_call_now};
+    tshmem_call_now = call;
+}
 /* Opens the call for the rest of the enclosing block; it ends when the block does, however the
  * function returns. At most one per block. */
 #define TSHMEM_COLLECTIVE(fn, team, a, b, c)                                                  \
@@ -204,9 +220,9 @@ void tshmem_refuse_reserved(const char *func, const char *what, const void *addr
  * symmetric heap, the user part of its slice after the runtime's reserved area. One subtraction and two compares, the unsigned wrap-around making
  * "below the heap" a huge offset too. The runtime's own barriers and collectives reach their
  * words in the reserved area through the same public calls (tshmem_signal_op on a barrier flag),
- * so a range outside the heap is not refused at once: tshmem_check_runtime_range lets it through
- * while the thread runs one of those calls, and never for a program's own put, get, atomic or
- * signal. Why this way rather than a second, internal copy of every call for the runtime's use:
+ * so a range outside the heap is refused only after a second test: it passes if it lies in the
+ * reserved area while the thread runs one of those calls (tshmem_call_now, 1.1), and never for
+ * a program's own put, get, atomic or signal. Why this way rather than a second, internal copy of every call for the runtime's use:
  * the calls a learner writes in 1.3 and 1.4 stay the ones every later chapter builds on, the
  * user heap's test stays as cheap as it was, and the same marker (tshmem_call_now) tells a hang
  * warning which collective a wait belongs to. */
@@ -214,8 +230,12 @@ static inline void tshmem_check_symmetric(const char *func, const char *what, co
                                           size_t nbytes)
 {
     uintptr_t off = (uintptr_t)addr - ((uintptr_t)tshmem_g.slice + TSHMEM_RESERVED_BYTES);
-    if (__builtin_expect(off > tshmem_g.heap_bytes || nbytes > tshmem_g.heap_bytes - off, 0))
-        tshmem_check_runtime_range(func, what, addr, nbytes);
+    if (__builtin_expect(off > tshmem_g.heap_bytes || nbytes > tshmem_g.heap_bytes - off, 0)) {
+        uintptr_t at = (uintptr_t)addr - (uintptr_t)tshmem_g.slice; /* from the slice's start */
+        if (!tshmem_call_now || !tshmem_g.slice || at >= TSHMEM_RESERVED_BYTES ||
+            nbytes > TSHMEM_RESERVED_BYTES - at)
+            tshmem_bad_symmetric(func, what, addr, nbytes);
+    }
 }
 
 /* One block of the user heap. The blocks, in offset order, cover the whole user heap; every PE

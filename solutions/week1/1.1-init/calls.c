@@ -3,11 +3,12 @@
  * Provided: you do not need to edit this file. Every collective of the API opens with
  * TSHMEM_COLLECTIVE (tshmem_internal.h), in the code around your task, which comes here:
  *
- *   tshmem_call_enter   marks the thread as inside the runtime (tshmem_call_now), numbers the
- *                       call on its team and writes its record: the function and the arguments
- *                       that every PE of the team must pass alike, into this PE's reserved area;
- *   tshmem_call_leave   at the end of a call whose arguments changed since this PE's last call of
- *                       the kind, compares its record with one peer's (below: why one is enough);
+ *   tshmem_call_enter   (inline, tshmem_internal.h) marks the thread as inside the runtime
+ *                       (tshmem_call_now); tshmem_call_record numbers the program's call on its
+ *                       team and writes its record: the function and the arguments that every
+ *                       PE of the team must pass alike, into this PE's reserved area;
+ *   tshmem_call_end     at the end of a call whose arguments changed since this PE's last call
+ *                       of the kind, compares its record with one peer's (below: why one will do);
  *   tshmem_call_check_wait  in a long wait, compares with every peer's on this node and names
  *                       those that have not arrived.
  *
@@ -266,64 +267,57 @@ static void compare_with_all(const struct tshmem_call *call)
     }
 }
 
-/* At the end of a call that moved data: compare with one peer, when this PE's arguments differ
- * from its last call of the kind on the team (every call when at_end is IF_MOVED or ALWAYS).
- * One peer is enough. Say the PEs agreed on their last call of the kind, and on this one some
- * changed their arguments and not all to the same: take a run of consecutive PEs that changed;
- * its last one compares with its successor, which did not change, so they differ; or all
- * changed, and going round the team some PE differs from its successor. The successor has
- * entered the call by then: a reduction, an fcollect, an all-to-all cannot end on one PE
- * before every PE brought its part, and the allocator's calls end with a barrier. It has not
- * left the call after next either (that would need this PE's part of the next), so its record
- * of this call is still in its slot. A broadcast's PEs compare with the root instead, which
- * they heard from (the root with its successor); where the record is gone or not yet written,
- * the call is not compared and the long-wait check remains. */
-__attribute__((noinline)) static void compare_at_end(const struct tshmem_call *call)
+/* Whether the end of this call compares with a peer: when it moved data (a > 0, but always for a
+ * split, whose start may be 0), on a team of two or more, and for ON_CHANGE only when this PE's
+ * arguments differ from its last call of the kind on the team. One peer is enough. Say the PEs
+ * agreed on their last call of the kind, and on this one some changed their arguments and not
+ * all to the same: take a run of consecutive PEs that changed; its last one compares with its
+ * successor, which did not change, so they differ; or all changed, and going round the team some
+ * PE differs from its successor. The successor has entered the call by the end: a reduction, an
+ * fcollect, an all-to-all cannot end on one PE before every PE brought its part, and the
+ * allocator's calls end with a barrier. It has not left the call after next either (that would
+ * need this PE's part of the next), so its record of this call is still in its slot. A
+ * broadcast's PEs compare with the root instead, which they heard from (the root with its
+ * successor); where the record is gone or not yet written, the call is not compared and the
+ * long-wait check remains. */
+static int compares_at_end(const struct tshmem_call *call)
 {
     const struct fn_info *f = &fns[call->fn];
-    const struct tshmem_team *t = &tshmem_g.teams[call->team];
-    if (t->n_pes < 2 || (f->at_end != ALWAYS && call->a == 0))
-        return;
+    if (f->at_end == NEVER || tshmem_g.teams[call->team].n_pes < 2 ||
+        (f->at_end != ALWAYS && call->a == 0))
+        return 0;
     if (f->at_end == ON_CHANGE) {
         struct last *l = &last_compared[call->team][f->kind];
         if (l->valid && l->a == call->a && l->b == call->b && l->c == call->c)
-            return;
+            return 0;
         *l = (struct last){1, call->a, call->b, call->c};
     }
+    return 1;
+}
+
+void tshmem_call_end(struct tshmem_call *call)
+{
+    const struct tshmem_team *t = &tshmem_g.teams[call->team];
     int peer = (t->my_pe + 1) % t->n_pes;
-    if (f->kind == BROADCAST && call->b < (uint64_t)t->n_pes && (int)call->b != t->my_pe)
+    if (fns[call->fn].kind == BROADCAST && call->b < (uint64_t)t->n_pes &&
+        (int)call->b != t->my_pe)
         peer = (int)call->b;
     compare_with(call, t->pes[peer], 1);
 }
 
-void tshmem_call_enter(struct tshmem_call *call, enum tshmem_fn fn, tshmem_team_t team,
-                       uint64_t a, uint64_t b, uint64_t c)
+void tshmem_call_record(struct tshmem_call *call)
 {
-    *call = (struct tshmem_call){fn, team, 0, a, b, c, tshmem_call_now};
-    tshmem_call_now = call;
-    /* Recorded: the program's own call (not one inside another), on a team this PE belongs to,
-     * once there is a heap. Anything else is left to the call's own checks. */
-    if (call->outer || !tshmem_g.initialized || !tshmem_g.reserved || team < 0 ||
-        team >= TSHMEM_MAX_TEAMS || tshmem_g.teams[team].n_pes == 0 ||
-        tshmem_g.teams[team].my_pe < 0)
+    tshmem_team_t team = call->team;
+    /* Recorded: the program's own call, on a team this PE belongs to, once there is a heap.
+     * Anything else is left to the call's own checks. */
+    if (!tshmem_g.initialized || !tshmem_g.reserved || team < 0 || team >= TSHMEM_MAX_TEAMS ||
+        tshmem_g.teams[team].n_pes == 0 || tshmem_g.teams[team].my_pe < 0)
         return;
     call->number = ++calls_on_team[team];
     record(call);
+    call->compare_at_end = compares_at_end(call);
     if (tshmem_g.debug)
         compare_with_all(call);
-}
-
-void tshmem_call_enter_work(struct tshmem_call *call, enum tshmem_fn fn, tshmem_team_t team)
-{
-    *call = (struct tshmem_call){fn, team, 0, 0, 0, 0, tshmem_call_now};
-    tshmem_call_now = call;
-}
-
-void tshmem_call_leave(struct tshmem_call *call)
-{
-    if (call->number && fns[call->fn].at_end != NEVER)
-        compare_at_end(call);
-    tshmem_call_now = call->outer;
 }
 
 void tshmem_refuse_reserved(const char *func, const char *what, const void *addr, size_t nbytes)

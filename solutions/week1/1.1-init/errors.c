@@ -116,17 +116,6 @@ _Noreturn void tshmem_bad_symmetric(const char *func, const char *what, const vo
     tshmem_fail(func, "%s %p (%zu bytes) failed the symmetric-heap check.", what, addr, nbytes);
 }
 
-/* The slow path of tshmem_check_symmetric (tshmem_internal.h says why it exists). */
-void tshmem_check_runtime_range(const char *func, const char *what, const void *addr,
-                                size_t nbytes)
-{
-    uintptr_t lo = (uintptr_t)tshmem_g.slice, at = (uintptr_t)addr;
-    if (tshmem_call_now && lo && at - lo < TSHMEM_RESERVED_BYTES &&
-        nbytes <= TSHMEM_RESERVED_BYTES - (at - lo))
-        return; /* the runtime's own word, from inside one of its collective calls */
-    tshmem_bad_symmetric(func, what, addr, nbytes);
-}
-
 /* What tshmem_check_word says of an address that is not a multiple of 8. */
 _Noreturn void tshmem_bad_alignment(const char *func, const char *what, const void *addr)
 {
