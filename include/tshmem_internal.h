@@ -3,8 +3,8 @@
  * This is course code: you read it, you do not edit it. Its sections follow the course, each
  * headed with the chapter that owns it and the folder where that chapter lives. Chapters fill
  * in the state (1.1 the PEs, nodes and teams; 1.2 the segment, slices and allocator) and later
- * chapters use it. The helpers marked "provided" are written for you: errors.c and settings.c
- * (1.1), spin.c (1.4), thread.c (2.4) and the others their sections name. Two things come
+ * chapters use it. The helpers marked "provided" are written for you: errors.c, settings.c,
+ * calls.c and words.c (1.1), spin.c (1.4), thread.c (2.4) and the others their sections name. Two things come
  * after chapters that use them: the off-node calls that 1.3 and 1.4 make are chapter 2.5's,
  * and the reserved area at the start of every slice, which holds words of many chapters, is
  * laid out last.
@@ -203,8 +203,8 @@ static inline void tshmem_call_enter_work(struct tshmem_call *call, enum tshmem_
  * and the PEs that have not arrived. Returns 0 outside a collective (spin.c then warns the
  * plain way). */
 int tshmem_call_check_wait(const void *addr, long waited_s, int report);
-/* "the barrier flag of team 0, round 1 (written by team PE 1, world PE 1)": what a word of the
- * segment is, for messages. */
+/* "the barrier flag of round 1 on TSHMEM_TEAM_WORLD, which team PE 1 (world PE 1) writes": what
+ * a word of the segment is, for messages (week1/1.1-init/words.c). */
 const char *tshmem_word_str(const void *addr, char *buf, size_t len);
 /* Stops the call if [addr, addr + nbytes) starts in the reserved area: for a collective whose
  * own check of a buffer (tshmem_check_symmetric) runs while its call is open. */
@@ -217,15 +217,17 @@ void tshmem_refuse_reserved(const char *func, const char *what, const void *addr
 #define TSHMEM_RESERVED_BYTES (2u << 20) /* the runtime's own words at the start of each slice */
 
 /* 1.1's address check (errors.c says what it prints): addr .. addr + nbytes lies in this PE's
- * symmetric heap, the user part of its slice after the runtime's reserved area. One subtraction and two compares, the unsigned wrap-around making
- * "below the heap" a huge offset too. The runtime's own barriers and collectives reach their
- * words in the reserved area through the same public calls (tshmem_signal_op on a barrier flag),
- * so a range outside the heap is refused only after a second test: it passes if it lies in the
- * reserved area while the thread runs one of those calls (tshmem_call_now, 1.1), and never for
- * a program's own put, get, atomic or signal. Why this way rather than a second, internal copy of every call for the runtime's use:
- * the calls a learner writes in 1.3 and 1.4 stay the ones every later chapter builds on, the
- * user heap's test stays as cheap as it was, and the same marker (tshmem_call_now) tells a hang
- * warning which collective a wait belongs to. */
+ * symmetric heap, the user part of its slice after the runtime's reserved area. One subtraction
+ * and two compares, the unsigned wrap-around making "below the heap" a huge offset too.
+ *
+ * The runtime's own barriers and collectives reach their words in the reserved area through the
+ * same public calls (tshmem_signal_op on a barrier flag), so a range outside the heap gets a
+ * second test before it is refused: it passes if it lies in the reserved area while this thread
+ * runs one of the runtime's collective calls (tshmem_call_now, 1.1), never for a program's own
+ * put, get, atomic or signal. Why a marker rather than internal copies of put, signal and wait
+ * for the runtime's use: the calls a learner writes in 1.3 and 1.4 stay the ones that every
+ * later chapter builds on, the user heap's test stays as cheap as it was, and the same marker
+ * tells a hang warning which collective a wait belongs to. */
 static inline void tshmem_check_symmetric(const char *func, const char *what, const void *addr,
                                           size_t nbytes)
 {

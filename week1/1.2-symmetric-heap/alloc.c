@@ -29,7 +29,8 @@ void *tshmem_calloc(size_t count, size_t size)
 {
     tshmem_require_live(__func__);
     TSHMEM_COLLECTIVE(TSHMEM_FN_CALLOC, TSHMEM_TEAM_WORLD,
-                      size && count > SIZE_MAX / size ? SIZE_MAX : count * size, TSHMEM_HEAP_ALIGN, 0);
+                      size && count > SIZE_MAX / size ? SIZE_MAX : count * size,
+                      TSHMEM_HEAP_ALIGN, 0);
     if (count == 0 || size == 0)
         return NULL;
     TSHMEM_TODO("The allocator", "allocate count * size zeroed bytes (refuse an overflowing product)");
