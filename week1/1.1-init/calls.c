@@ -259,9 +259,10 @@ static void compare_with_all(const struct tshmem_call *call)
     for (int j = 0; j < t->n_pes; j++) {
         if (j == t->my_pe)
             continue;
-        struct tshmem_spin spin;
+        const struct tshmem_call_records *there = records_on_node(t->pes[j], call->team);
+        struct tshmem_spin spin; /* a long wait names the peer's record, where it can be seen */
         tshmem_spin_init(&spin, fns[call->fn].name,
-                         &tshmem_g.reserved->calls[call->team].slot[call->number % 2]);
+                         there ? (const void *)there : (const void *)&tshmem_g.reserved->calls);
         while (compare_with(call, t->pes[j], 1) == 0)
             tshmem_spin_pause(&spin);
     }
