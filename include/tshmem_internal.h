@@ -3,8 +3,8 @@
  * This is course code: you read it, you do not edit it. Its sections follow the course, each
  * headed with the chapter that owns it and the folder where that chapter lives. Chapters fill
  * in the state (1.1 the PEs, nodes and teams; 1.2 the segment, slices and allocator) and later
- * chapters use it. The helpers marked "provided" are written for you: errors.c and settings.c
- * (1.1), spin.c (1.4), thread.c (2.4) and the others their sections name. Two things come
+ * chapters use it. The helpers marked "provided" are written for you: errors.c, settings.c,
+ * calls.c and words.c (1.1), spin.c (1.4), thread.c (2.4) and the others their sections name. Two things come
  * after chapters that use them: the off-node calls that 1.3 and 1.4 make are chapter 2.5's,
  * and the reserved area at the start of every slice, which holds words of many chapters, is
  * laid out last.
@@ -39,6 +39,8 @@ struct tshmem_state {
     int finalized;         /* tshmem_finalize has run */
     int mpi_owned;         /* tshmem_init called MPI_Init, so tshmem_finalize calls MPI_Finalize */
     int my_pe, n_pes;
+    int debug;             /* TSHMEM_DEBUG=1: the extra checks (book "Debugging") */
+    long hang_warn;        /* TSHMEM_HANG_WARN, checked and read once by tshmem_init */
     MPI_Comm comm;         /* the runtime's own copy of MPI_COMM_WORLD */
     MPI_Comm node_comm;    /* the PEs of this (virtual) node */
     int node, n_nodes;     /* this PE's node number, and how many nodes the job has */
@@ -94,15 +96,8 @@ static inline void tshmem_check_pe(const char *func, int pe) /* 0 <= pe < n_pes 
     if (__builtin_expect(pe < 0 || pe >= tshmem_g.n_pes, 0))
         tshmem_bad_pe(func, pe);
 }
-/* addr .. addr + nbytes lies in this PE's slice of the symmetric heap. */
-static inline void tshmem_check_symmetric(const char *func, const char *what, const void *addr,
-                                          size_t nbytes)
-{
-    uintptr_t lo = (uintptr_t)tshmem_g.slice, at = (uintptr_t)addr;
-    if (__builtin_expect(lo == 0 || at < lo || at - lo >= tshmem_g.slice_bytes ||
-                             nbytes > tshmem_g.slice_bytes - (at - lo), 0))
-        tshmem_bad_symmetric(func, what, addr, nbytes);
-}
+/* tshmem_check_symmetric(func, what, addr, nbytes): the address check, inline, after the heap's
+ * layout below (1.2). */
 void tshmem_check_team(const char *func, tshmem_team_t team); /* a team handle in use */
 void tshmem_check_cmp(const char *func, int cmp);         /* one of TSHMEM_CMP_* */
 void tshmem_check_sig_op(const char *func, int sig_op);   /* TSHMEM_SIGNAL_SET or _ADD */
@@ -122,12 +117,128 @@ long tshmem_env_int(const char *name);
 const char *tshmem_env_str(const char *name);
 int tshmem_env_flag(const char *name);      /* 0/1 */
 void tshmem_env_print(void);                /* the table with current values (TSHMEM_DEBUG=1) */
+void tshmem_env_check(void); /* tshmem_init: every setting's value is valid, or it stops */
+
+/* -- Provided: collective calls as every PE records them (week1/1.1-init/calls.c) -------------
+ * Every collective of the API (barriers, tshmem_malloc and tshmem_free, the reductions,
+ * fcollect, broadcast, splits, tshmem_finalize ...) opens with TSHMEM_COLLECTIVE, in the code
+ * around your task. It does three things:
+ *   - it marks the calling thread as inside the runtime (tshmem_call_now) until the call
+ *     returns, and only then may put, get, signal and wait reach the reserved area
+ *     (tshmem_check_symmetric, 1.2): the runtime's flags are out of a program's reach;
+ *   - it records the call in this PE's reserved area (struct tshmem_call_records): its number
+ *     on the team and the arguments every PE must pass alike, so that a PE can compare its call
+ *     with a peer's: at the end of a call whose arguments changed since the last one (one
+ *     peer's record), during a long wait (the team's records: a mismatch stops the job, the PEs
+ *     that have not arrived go into the hang warning), and under TSHMEM_DEBUG=1 on entry, with
+ *     every team PE (book "Debugging" has the table of what is checked when);
+ *   - it names the call in hang warnings: a wait inside it says which collective waits, on
+ *     which team, and for whom.
+ * Calls made inside another (a barrier's team_sync, the hierarchical allreduce's own
+ * collectives) only mark the thread: the program's call is the one recorded. */
+enum tshmem_fn {
+    TSHMEM_FN_BARRIER_ALL, TSHMEM_FN_BARRIER, TSHMEM_FN_SYNC_ALL, TSHMEM_FN_TEAM_SYNC,
+    TSHMEM_FN_MALLOC, TSHMEM_FN_CALLOC, TSHMEM_FN_ALIGN, TSHMEM_FN_FREE, TSHMEM_FN_FINALIZE,
+    TSHMEM_FN_RING_SHIFT, TSHMEM_FN_RING_BROADCAST, TSHMEM_FN_RING_TOKEN,
+    TSHMEM_FN_RING_BROADCAST_PIPELINED,
+    TSHMEM_FN_ALLREDUCE, TSHMEM_FN_FLOAT_SUM_REDUCE, TSHMEM_FN_DOUBLE_SUM_REDUCE,
+    TSHMEM_FN_INT64_SUM_REDUCE, TSHMEM_FN_FLOAT_MAX_REDUCE,
+    TSHMEM_FN_FCOLLECTMEM, TSHMEM_FN_FCOLLECTMEM_ALGO, TSHMEM_FN_BROADCASTMEM,
+    TSHMEM_FN_BROADCASTMEM_ALGO,
+    TSHMEM_FN_ALLREDUCE_NB, TSHMEM_FN_FCOLLECTMEM_NB,
+    TSHMEM_FN_TEAM_SPLIT_STRIDED, TSHMEM_FN_TEAM_DESTROY,
+    TSHMEM_FN_ALLTOALLMEM, TSHMEM_FN_ALLTOALLMEM_ALGO,
+    TSHMEM_FN_REDUCESCATTER, TSHMEM_FN_FLOAT_SUM_REDUCESCATTER,
+    TSHMEM_FN_DOUBLE_SUM_REDUCESCATTER,
+    TSHMEM_FN_COUNT
+};
+/* One call in progress on this thread (on its stack). */
+struct tshmem_call {
+    enum tshmem_fn fn;
+    tshmem_team_t team;
+    uint64_t number;           /* its number on the team, 1, 2, 3 ...; 0: not recorded */
+    uint64_t a, b, c;          /* what every PE must pass alike (calls.c's table names them) */
+    int compare_at_end;        /* compare with a peer when the call ends (calls.c says when) */
+    struct tshmem_call *outer; /* the call this one runs inside, or NULL */
+};
+/* The calls this thread is in, innermost first; NULL in the program's own code. */
+extern _Thread_local struct tshmem_call *tshmem_call_now __attribute__((tls_model("initial-exec")));
+/* The record and the comparisons, out of line: only for the program's own call. */
+void tshmem_call_record(struct tshmem_call *call);
+void tshmem_call_end(struct tshmem_call *call);
+/* Inline, because every collective pays them: a few stores, and a call for the record. */
+static inline void tshmem_call_enter(struct tshmem_call *call, enum tshmem_fn fn,
+                                     tshmem_team_t team, uint64_t a, uint64_t b, uint64_t c)
+{
+    *call = (struct tshmem_call){fn, team, 0, a, b, c, 0, tshmem_call_now};
+    tshmem_call_now = call;
+    if (!call->outer)
+        tshmem_call_record(call);
+}
+static inline void tshmem_call_leave(struct tshmem_call *call)
+{
+    if (call->compare_at_end)
+        tshmem_call_end(call); /* still marked as inside the call meanwhile */
+    tshmem_call_now = call->outer;
+}
+/* A helper thread doing a call's work (2.4's progress thread): the mark and the name, no
+ * record (the program's thread made it when it started the call). */
+static inline void tshmem_call_enter_work(struct tshmem_call *call, enum tshmem_fn fn,
+                                          tshmem_team_t team)
+{
+    *call = (struct tshmem_call){fn, team, 0, 0, 0, 0, 0, tshmem_call_now};
+    tshmem_call_now = call;
+}
+/* Opens the call for the rest of the enclosing block; it ends when the block does, however the
+ * function returns. At most one per block. */
+#define TSHMEM_COLLECTIVE(fn, team, a, b, c)                                                  \
+    struct tshmem_call tshmem_call_ __attribute__((cleanup(tshmem_call_leave)));             \
+    tshmem_call_enter(&tshmem_call_, fn, team, (uint64_t)(a), (uint64_t)(b), (uint64_t)(c))
+#define TSHMEM_COLLECTIVE_WORK(fn, team)                                                      \
+    struct tshmem_call tshmem_call_ __attribute__((cleanup(tshmem_call_leave)));             \
+    tshmem_call_enter_work(&tshmem_call_, fn, team)
+/* For spin.c: called once in a while by a wait that has lasted long. Inside a collective it
+ * reads the team's records and stops the job if a PE is in the same call with other arguments
+ * (or in another collective); when `report` is set it warns, naming the call, the word `addr`
+ * and the PEs that have not arrived. Returns 0 outside a collective (spin.c then warns the
+ * plain way). */
+int tshmem_call_check_wait(const void *addr, long waited_s, int report);
+/* "the barrier flag of round 1 on TSHMEM_TEAM_WORLD, which team PE 1 (world PE 1) writes": what
+ * a word of the segment is, for messages (week1/1.1-init/words.c). */
+const char *tshmem_word_str(const void *addr, char *buf, size_t len);
+/* Stops the call if [addr, addr + nbytes) starts in the reserved area: for a collective whose
+ * own check of a buffer (tshmem_check_symmetric) runs while its call is open. */
+void tshmem_refuse_reserved(const char *func, const char *what, const void *addr, size_t nbytes);
 
 /* ---- 1.2: the symmetric heap (week1/1.2-symmetric-heap) -------------------------------------- */
 #define TSHMEM_HEAP_ALIGN   256   /* every tshmem_malloc block starts on a 256-byte boundary */
 #define TSHMEM_SLICE_ALIGN  (2u << 20) /* slices start on 2 MiB boundaries: tshmem_align up to
                                         * 2 MiB gives the same offset on every PE */
 #define TSHMEM_RESERVED_BYTES (2u << 20) /* the runtime's own words at the start of each slice */
+
+/* 1.1's address check (errors.c says what it prints): addr .. addr + nbytes lies in this PE's
+ * symmetric heap, the user part of its slice after the runtime's reserved area. One subtraction
+ * and two compares, the unsigned wrap-around making "below the heap" a huge offset too.
+ *
+ * The runtime's own barriers and collectives reach their words in the reserved area through the
+ * same public calls (tshmem_signal_op on a barrier flag), so a range outside the heap gets a
+ * second test before it is refused: it passes if it lies in the reserved area while this thread
+ * runs one of the runtime's collective calls (tshmem_call_now, 1.1), never for a program's own
+ * put, get, atomic or signal. Why a marker rather than internal copies of put, signal and wait
+ * for the runtime's use: the calls a learner writes in 1.3 and 1.4 stay the ones that every
+ * later chapter builds on, the user heap's test stays as cheap as it was, and the same marker
+ * tells a hang warning which collective a wait belongs to. */
+static inline void tshmem_check_symmetric(const char *func, const char *what, const void *addr,
+                                          size_t nbytes)
+{
+    uintptr_t off = (uintptr_t)addr - ((uintptr_t)tshmem_g.slice + TSHMEM_RESERVED_BYTES);
+    if (__builtin_expect(off > tshmem_g.heap_bytes || nbytes > tshmem_g.heap_bytes - off, 0)) {
+        uintptr_t at = (uintptr_t)addr - (uintptr_t)tshmem_g.slice; /* from the slice's start */
+        if (!tshmem_call_now || !tshmem_g.slice || at >= TSHMEM_RESERVED_BYTES ||
+            nbytes > TSHMEM_RESERVED_BYTES - at)
+            tshmem_bad_symmetric(func, what, addr, nbytes);
+    }
+}
 
 /* One block of the user heap. The blocks, in offset order, cover the whole user heap; every PE
  * keeps its own list in private memory, and because every PE makes the same calls in the same
@@ -164,6 +275,16 @@ struct tshmem_flag {
 static inline _Atomic uint64_t *tshmem_atomic(const uint64_t *word)
 {
     return (_Atomic uint64_t *)(uintptr_t)word;
+}
+
+/* A signal or atomic word: symmetric (tshmem_check_symmetric) and 8-byte aligned, since it is
+ * read and written as one C11 atomic uint64_t. Inline; the message is out of line (errors.c). */
+_Noreturn void tshmem_bad_alignment(const char *func, const char *what, const void *addr);
+static inline void tshmem_check_word(const char *func, const char *what, const uint64_t *addr)
+{
+    tshmem_check_symmetric(func, what, addr, sizeof *addr);
+    if (__builtin_expect((uintptr_t)addr % sizeof *addr != 0, 0))
+        tshmem_bad_alignment(func, what, addr);
 }
 
 /* The atomics of atomic.c, by kind; chapter 2.5's requests carry them across nodes. */
@@ -601,6 +722,20 @@ struct tshmem_a2a_stage {
     _Alignas(TSHMEM_CACHE_LINE) char data[TSHMEM_A2A_STAGE_BYTES];
 };
 
+/* What a PE records of its collective calls on one team (1.1's calls.c): call k in slot k % 2,
+ * written by its PE only, read by the others. A PE can be one call ahead of a peer that compares
+ * with it, not two (calls.c says why), so two slots keep the call the peer asks about. */
+struct tshmem_call_record {
+    uint64_t number; /* the call's number on the team; TSHMEM_CALL_WRITING added while written */
+    uint32_t fn;     /* enum tshmem_fn */
+    uint32_t c;
+    uint64_t a, b;
+};
+#define TSHMEM_CALL_WRITING (UINT64_C(1) << 63)
+struct tshmem_call_records {
+    _Alignas(TSHMEM_CACHE_LINE) struct tshmem_call_record slot[2];
+};
+
 /* ---- The reserved area: every chapter's words at the start of a slice (1.2) ------------------ */
 /* The start of every PE's slice: symmetric words the runtime itself uses. The user heap begins
  * TSHMEM_RESERVED_BYTES into the slice. */
@@ -617,6 +752,7 @@ struct tshmem_reserved {
     struct tshmem_alltoall_flags alltoall[TSHMEM_MAX_TEAMS]; /* tshmem_alltoallmem (3.1) */
     struct tshmem_a2a_stage alltoall_stage[TSHMEM_MAX_TEAMS][2]; /* its one-shot (3.1) */
     struct tshmem_rd_eager rd_eager[TSHMEM_MAX_TEAMS];     /* small allreduces (2.2) */
+    struct tshmem_call_records calls[TSHMEM_MAX_TEAMS];    /* every collective call (1.1) */
 };
 _Static_assert(sizeof(struct tshmem_reserved) <= TSHMEM_RESERVED_BYTES,
                "the reserved area outgrew TSHMEM_RESERVED_BYTES");

@@ -88,7 +88,7 @@ void tshmem_check_team(const char *func, tshmem_team_t team)
                           "TSHMEM_TEAM_NODE or a team that a split returned.", team);
 }
 
-/* What tshmem_check_symmetric says when the range is not in this PE's slice. */
+/* What tshmem_check_symmetric says when the range is not in this PE's symmetric heap. */
 _Noreturn void tshmem_bad_symmetric(const char *func, const char *what, const void *addr,
                                     size_t nbytes)
 {
@@ -97,16 +97,32 @@ _Noreturn void tshmem_bad_symmetric(const char *func, const char *what, const vo
     if (!lo)
         tshmem_fail(func, "%s %p cannot be symmetric: this PE has no symmetric heap yet "
                           "(chapter 1.2 builds it in tshmem_heap_create).", what, addr);
-    const char *hi = lo + tshmem_g.slice_bytes;
+    const char *heap = lo + TSHMEM_RESERVED_BYTES, *hi = heap + tshmem_g.heap_bytes;
+    if (p >= lo && p < heap)
+        tshmem_fail(func, "%s %p lies in the runtime's reserved area (offset %zu, %zu bytes), "
+                          "not in the symmetric heap: the first %s of every slice hold the "
+                          "runtime's barrier and collective flags, which this call would "
+                          "overwrite or wait on. Use memory from tshmem_malloc.",
+                    what, addr, (size_t)(p - lo), nbytes,
+                    tshmem_bytes_str(TSHMEM_RESERVED_BYTES, size, sizeof size));
     if (p < lo || p >= hi)
         tshmem_fail(func, "%s %p is not in the symmetric heap (%p .. %p). Use memory from "
                           "tshmem_malloc for the remote side of every put, get and atomic.",
-                    what, addr, (const void *)lo, (const void *)hi);
+                    what, addr, (const void *)heap, (const void *)hi);
     if (nbytes > (size_t)(hi - p))
         tshmem_fail(func, "%s %p + %s runs %zu bytes past the end of the symmetric heap. "
                           "Check the size, or set TSHMEM_SYMMETRIC_SIZE larger.", what, addr,
                     tshmem_bytes_str(nbytes, size, sizeof size), nbytes - (size_t)(hi - p));
     tshmem_fail(func, "%s %p (%zu bytes) failed the symmetric-heap check.", what, addr, nbytes);
+}
+
+/* What tshmem_check_word says of an address that is not a multiple of 8. */
+_Noreturn void tshmem_bad_alignment(const char *func, const char *what, const void *addr)
+{
+    tshmem_fail(func, "%s %p is not 8-byte aligned (it is %u bytes past a multiple of 8): a "
+                      "signal or atomic reads and writes a whole uint64_t, which must start on "
+                      "a multiple of 8, so pass the address of a uint64_t from tshmem_malloc.",
+                what, addr, (unsigned)((uintptr_t)addr % 8));
 }
 
 void tshmem_check_cmp(const char *func, int cmp)

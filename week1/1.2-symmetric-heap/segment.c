@@ -51,5 +51,5 @@ int tshmem_addr_accessible(const void *addr, int pe)
 {
     tshmem_require_live(__func__);
     (void)addr; (void)pe;
-    TSHMEM_TODO("Translating addresses", "1 if addr is in the symmetric heap and pe is a PE of the job");
+    TSHMEM_TODO("Translating addresses", "1 if addr is in the symmetric heap (the slice after the reserved area) and pe is a PE of the job");
 }

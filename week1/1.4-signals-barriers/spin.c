@@ -4,7 +4,8 @@
  * A GPU thread spinning on a flag costs little; a process spinning on a core that another PE
  * needs can stall the whole job, and tests run 8 PEs on 2 cores. So a wait spins briefly with
  * the CPU's pause hint, then gives its core away with sched_yield, and after a long wait
- * sleeps a little each turn. After TSHMEM_HANG_WARN seconds it says what it is waiting for.
+ * sleeps a little each turn. After TSHMEM_HANG_WARN seconds it says what it is waiting for
+ * (inside a collective: which call, and which PEs have not entered it).
  * A later chapter may give every turn more to do (tshmem_wait_hook, below).
  */
 #define _GNU_SOURCE /* usleep */
@@ -51,17 +52,28 @@ void tshmem_spin_init(struct tshmem_spin *spin, const char *func, const void *ad
     *spin = (struct tshmem_spin){0, 0.0, func, addr, 0};
 }
 
+/* A long wait's look around, once in 64 sleeps. Inside a collective call, calls.c compares the
+ * team's records (a PE in the same call with other arguments, or in another collective, stops
+ * the job at once) and, after TSHMEM_HANG_WARN seconds, says which call waits, for whose word,
+ * and which PEs have not entered it. Elsewhere (a program's own wait) the warning names the
+ * word's heap offset. */
 __attribute__((noinline)) static void maybe_warn(struct tshmem_spin *spin)
 {
     tshmem_wait_hook_fn *hook = wait_hook();
     if (hook)
         hook(TSHMEM_WAIT_LONG);
-    long limit = tshmem_env_int("TSHMEM_HANG_WARN");
+    long limit = tshmem_g.hang_warn;
     if (spin->started == 0.0) {
         spin->started = now();
+        tshmem_call_check_wait(spin->addr, 0, 0);
         return;
     }
-    if (spin->warned || limit == 0 || now() - spin->started < (double)limit)
+    int due = !spin->warned && limit != 0 && now() - spin->started >= (double)limit;
+    if (tshmem_call_check_wait(spin->addr, limit, due)) {
+        spin->warned |= due;
+        return;
+    }
+    if (!due)
         return;
     spin->warned = 1;
     long offset = tshmem_g.slice ? (long)((const char *)spin->addr - tshmem_g.slice) : -1;

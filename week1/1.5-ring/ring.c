@@ -66,21 +66,27 @@ static inline void take_credit(int which, uint64_t seq)
 void tshmem_ring_shift(void *dest, const void *source, size_t nbytes)
 {
     tshmem_require_live(__func__);
-    (void)dest; (void)source; (void)nbytes;
+    /* The call is open: the ring words are the runtime's own until it returns. Your dest is
+     * not: one in the reserved area stops here (tshmem_check_symmetric would let it through). */
+    TSHMEM_COLLECTIVE(TSHMEM_FN_RING_SHIFT, TSHMEM_TEAM_WORLD, nbytes, 0, 0);
+    tshmem_refuse_reserved(__func__, "dest", dest, nbytes);
+    (void)source;
     TSHMEM_TODO("Ring shift", "check dest; put source into next's dest (after its credit), then a barrier");
 }
 
 void tshmem_ring_broadcast(void *dest, const void *source, size_t nbytes, int pe_root)
 {
     tshmem_require_live(__func__);
-    (void)dest; (void)source; (void)nbytes; (void)pe_root;
+    TSHMEM_COLLECTIVE(TSHMEM_FN_RING_BROADCAST, TSHMEM_TEAM_WORLD, nbytes, pe_root, 0);
+    tshmem_refuse_reserved(__func__, "dest", dest, nbytes);
+    (void)source;
     TSHMEM_TODO("Ring broadcast", "check pe_root and dest; root puts to next with a signal; each PE waits, then forwards unless next is the root");
 }
 
 uint64_t tshmem_ring_token(int laps)
 {
     tshmem_require_live(__func__);
-    (void)laps;
+    TSHMEM_COLLECTIVE(TSHMEM_FN_RING_TOKEN, TSHMEM_TEAM_WORLD, laps, 0, 0);
     TSHMEM_TODO("The token", "check laps; PE 0 starts; each PE waits for the count, adds one, passes it on; laps * n hops");
 }
 
@@ -90,6 +96,9 @@ void tshmem_ring_broadcast_pipelined(void *dest, const void *source, size_t nbyt
     tshmem_require_live(__func__);
     if (chunk_bytes == 0)
         chunk_bytes = RING_DEFAULT_CHUNK;
-    (void)dest; (void)source; (void)nbytes; (void)pe_root;
+    TSHMEM_COLLECTIVE(TSHMEM_FN_RING_BROADCAST_PIPELINED, TSHMEM_TEAM_WORLD, nbytes, pe_root,
+                      chunk_bytes);
+    tshmem_refuse_reserved(__func__, "dest", dest, nbytes);
+    (void)source;
     TSHMEM_TODO("Pipelined broadcast", "check pe_root and dest; cut the message into chunks; forward chunk c while prev still sends chunk c + 1");
 }

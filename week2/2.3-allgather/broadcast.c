@@ -74,8 +74,11 @@ static void broadcast_hybrid(const struct tshmem_collect_call *call, char *dest,
 int tshmem_broadcastmem_algo(tshmem_team_t team, void *dest, const void *source, size_t nbytes,
                              int pe_root, enum tshmem_algo algo)
 {
+    /* The call is open (TSHMEM_COLLECTIVE): every PE's nbytes and pe_root are compared. */
+    TSHMEM_COLLECTIVE(algo == TSHMEM_ALGO_AUTO ? TSHMEM_FN_BROADCASTMEM
+                                               : TSHMEM_FN_BROADCASTMEM_ALGO,
+                      team, nbytes, pe_root, 0);
     struct tshmem_collect_call call;
-    (void)team;
     TSHMEM_TODO("Checking the arguments", "begin the call; check the root, dest, the root's source and algo; let the selector resolve AUTO; finish here when there is nothing to send");
     if (algo == TSHMEM_ALGO_RING)
         broadcast_ring(&call, dest, source, nbytes, pe_root);

@@ -68,8 +68,11 @@ static void fcollect_oneshot(const struct tshmem_collect_call *call, char *dest,
 int tshmem_fcollectmem_algo(tshmem_team_t team, void *dest, const void *source, size_t nbytes,
                             enum tshmem_algo algo)
 {
+    /* The call is open (TSHMEM_COLLECTIVE): its flags and stages in the reserved area are the
+     * runtime's own until it returns, and every PE's nbytes is compared. */
+    TSHMEM_COLLECTIVE(algo == TSHMEM_ALGO_AUTO ? TSHMEM_FN_FCOLLECTMEM : TSHMEM_FN_FCOLLECTMEM_ALGO,
+                      team, nbytes, 0, 0);
     struct tshmem_collect_call call;
-    (void)team;
     TSHMEM_TODO("Checking the arguments", "begin the call; check dest, source and algo; let the selector resolve AUTO; finish here when there is nothing to send");
     if (algo == TSHMEM_ALGO_RING)
         fcollect_ring(&call, dest, source, nbytes);

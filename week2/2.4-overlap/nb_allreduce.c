@@ -130,6 +130,12 @@ static void recursive_doubling(const struct tshmem_reduce_call *c, struct tshmem
 
 void tshmem_nb_allreduce_run(const struct tshmem_request *req)
 {
+    /* The request's work, on the progress thread or a waiting program thread: the nb[] flags and
+     * landing zone in the reserved area are the runtime's own meanwhile, and a long wait names
+     * the call (TSHMEM_COLLECTIVE_WORK; the program's thread recorded the call at its start). */
+    TSHMEM_COLLECTIVE_WORK(req->kind == TSHMEM_NB_FCOLLECT ? TSHMEM_FN_FCOLLECTMEM_NB
+                                                          : TSHMEM_FN_ALLREDUCE_NB,
+                           req->call.team);
     if (req->kind == TSHMEM_NB_FCOLLECT) { /* chapter 3.4's true allgather */
         tshmem_nb_fcollect_run(req);
         tshmem_quiet();

@@ -162,10 +162,13 @@ static int request_end(struct tshmem_request *r, tshmem_request_t *req)
 int tshmem_allreduce_nb(tshmem_team_t team, void *dest, const void *source, size_t count,
                         enum tshmem_dtype dtype, enum tshmem_op op, tshmem_request_t *req)
 {
+    /* Recorded as the team's next collective call (TSHMEM_COLLECTIVE): every PE starts the same
+     * ones in the same order. The progress thread's work is marked in nb_allreduce.c. */
+    TSHMEM_COLLECTIVE(TSHMEM_FN_ALLREDUCE_NB, team, count, dtype, op);
     request_begin(__func__, req);
     struct tshmem_reduce_call call;
     size_t n_chunks = 0;
-    (void)team; (void)dest; (void)source; (void)count; (void)dtype; (void)op;
+    (void)dest; (void)source;
     TSHMEM_TODO("Requests", "check the call as 2.2 does and count its chunks on the team (none for count 0)");
     return request_end(request_start(__func__, &call, n_chunks, TSHMEM_NB_ALLREDUCE), req);
 }
@@ -176,6 +179,7 @@ int tshmem_fcollectmem_nb(tshmem_team_t team, void *dest, const void *source, si
                           tshmem_request_t *req)
 {
     const char *func = __func__;
+    TSHMEM_COLLECTIVE(TSHMEM_FN_FCOLLECTMEM_NB, team, nbytes, 0, 0);
     request_begin(func, req);
     struct tshmem_collect_call cc;
     tshmem_collect_begin(&cc, func, team); /* live, team, member; its number is skipped alike */

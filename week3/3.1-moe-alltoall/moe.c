@@ -19,7 +19,8 @@ static inline size_t lines(size_t bytes)
     return (bytes + TSHMEM_CACHE_LINE - 1) / TSHMEM_CACHE_LINE * TSHMEM_CACHE_LINE;
 }
 
-/* What each PE passed to tshmem_moe_create, kept in its block so that PE 0 can be compared. */
+/* What each PE passed to tshmem_moe_create (compared with PE 0's before the block is allocated),
+ * kept in its block. */
 struct moe_config_box {
     _Alignas(TSHMEM_CACHE_LINE) int32_t E, H, k, max_tokens;
 };
@@ -71,20 +72,24 @@ tshmem_moe_t *tshmem_moe_create(tshmem_team_t team, const tshmem_moe_config_t *c
     int nw = tshmem_g.n_pes;
     struct moe_parts o;
     moe_parts(func, &c, nw, &o);
+    /* The configs must agree before the block is allocated: its size comes from them, and
+     * tshmem_malloc stops a job whose PEs ask for different sizes (naming the sizes, not the
+     * configs). PE 0's config travels on the bootstrap's communicator, as malloc's barrier does. */
+    struct moe_config_box mine = {c.num_experts, c.hidden, c.top_k, c.max_tokens}, zero = mine;
+    MPI_Bcast(&zero, (int)sizeof zero, MPI_BYTE, 0, tshmem_g.comm);
+    if (zero.E != mine.E || zero.H != mine.H || zero.k != mine.k ||
+        zero.max_tokens != mine.max_tokens)
+        tshmem_fail(func, "this PE passed {num_experts %d, hidden %d, top_k %d, max_tokens %d}, "
+                    "but PE 0 passed {%d, %d, %d, %d}: every PE must create the handle with the "
+                    "same config.", c.num_experts, c.hidden, c.top_k, c.max_tokens, zero.E,
+                    zero.H, zero.k, zero.max_tokens);
     char *block = tshmem_malloc(o.total); /* collective over every PE: the same size on each */
     /* The block may be memory an earlier handle used: its counters must start at 0 before any
      * peer signals into it, hence the barrier after clearing. */
     memset(block, 0, o.recv);
     struct moe_config_box *box = (struct moe_config_box *)(block + o.config);
-    *box = (struct moe_config_box){c.num_experts, c.hidden, c.top_k, c.max_tokens};
+    *box = mine; /* the handle's config, in its block for a debugger to see */
     tshmem_barrier_all();
-    struct moe_config_box zero;
-    tshmem_getmem(&zero, box, sizeof zero, 0);
-    if (memcmp(&zero, box, sizeof zero) != 0)
-        tshmem_fail(func, "this PE passed {num_experts %d, hidden %d, top_k %d, max_tokens %d}, "
-                    "but PE 0 passed {%d, %d, %d, %d}: every PE must create the handle with the "
-                    "same config.", c.num_experts, c.hidden, c.top_k, c.max_tokens, zero.E,
-                    zero.H, zero.k, zero.max_tokens);
     tshmem_moe_t *m = xcalloc(func, 1, sizeof *m);
     *m = (struct tshmem_moe){
         .magic = TSHMEM_MOE_MAGIC, .team = team, .t = t, .me = t ? t->my_pe : -1,

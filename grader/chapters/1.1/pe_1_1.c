@@ -80,7 +80,12 @@ static void translate(int argc, char **argv)
 
 static void before_init(int argc, char **argv)
 {
-    (void)argc, (void)argv;
+    if (argc > 2 && strcmp(argv[2], "barrier") == 0) { /* a collective: it names itself */
+        STEP("calling tshmem_barrier_all before tshmem_init");
+        tshmem_barrier_all();
+        FAIL("tshmem_barrier_all() before tshmem_init returned instead of stopping with an error");
+        return;
+    }
     STEP("calling tshmem_my_pe before tshmem_init");
     int me = tshmem_my_pe();
     FAIL("tshmem_my_pe() before tshmem_init returned %d instead of stopping with an error", me);

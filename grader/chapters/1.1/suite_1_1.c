@@ -69,6 +69,13 @@ Test(ch1_1, call_before_init, .description = "a call before tshmem_init stops wi
                  ARGS("tshmem_my_pe: called before tshmem_init"));
 }
 
+Test(ch1_1, barrier_before_init_names_itself,
+     .description = "tshmem_barrier_all before tshmem_init names tshmem_barrier_all, not a call inside it")
+{
+    expect_error(CH, PROG, 2, "before_init", ARGS("barrier"), NULL, TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_barrier_all: called before tshmem_init"));
+}
+
 Test(ch1_1, call_after_finalize, .description = "a call after tshmem_finalize stops with a clear error")
 {
     expect_error(CH, PROG, 2, "after_finalize", NULL, NULL, TSHMEM_EXIT_ERROR,
@@ -102,6 +109,28 @@ Test(ch1_1, global_exit, .description = "tshmem_global_exit ends every PE with i
                   job_digest(&job));
         job_free(&job);
     }
+}
+
+Test(ch1_1, global_exit_names_pe_and_status,
+     .description = "tshmem_global_exit prints its own line, naming the PE and the status, before the launcher's")
+{
+    struct pe_job job;
+    job_run(&job, CH, PROG, 4, "global_exit", NULL, 30);
+    cr_assert(!job.timed_out, "1.1 global_exit on 4 PEs: the job did not end:\n%s", job.hang_report);
+    cr_assert(job.status == 7 && job_count(&job, "tshmem: PE 3: tshmem_global_exit: ending every "
+                                                 "PE of the job with status 7") == 1,
+              "1.1 global_exit on 4 PEs: expected status 7 and one line \"tshmem: PE 3: "
+              "tshmem_global_exit: ending every PE of the job with status 7.\" printed by PE 3 "
+              "before the launcher's own report, which varies from run to run and names no PE; "
+              "got status %d\n%s", job.status, job_digest(&job));
+    job_free(&job);
+}
+
+Test(ch1_1, bad_setting_stops_init,
+     .description = "a bad TSHMEM_HANG_WARN stops tshmem_init, naming the variable and its value")
+{
+    expect_error(CH, PROG, 2, "ids", NULL, ENV("TSHMEM_HANG_WARN=soon"), TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_init: TSHMEM_HANG_WARN='soon' is not a whole number"));
 }
 
 Test(ch1_1, keeps_programs_mpi, .description = "tshmem_finalize leaves MPI running if the program started it")

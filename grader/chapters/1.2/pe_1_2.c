@@ -152,9 +152,28 @@ static void mismatch(int argc, char **argv)
 {
     (void)argc, (void)argv;
     pe_init();
+    tshmem_malloc(256); /* every PE alike */
     size_t size = tshmem_my_pe() == 1 ? 128 : 64;
     tshmem_malloc(size);
     FAIL("tshmem_malloc with different sizes on different PEs was not caught under TSHMEM_DEBUG=1");
+}
+
+/* one_pe malloc|free: an allocation every PE makes, then one that PE 0 alone makes (an extra
+ * tshmem_malloc, or a tshmem_free), then one every PE makes again. */
+static void one_pe(int argc, char **argv)
+{
+    int free_it = argc > 2 && strcmp(argv[2], "free") == 0;
+    pe_init();
+    char *a = tshmem_malloc(64);
+    if (tshmem_my_pe() == 0) {
+        STEP("PE 0 alone: %s", free_it ? "tshmem_free(a)" : "tshmem_malloc(64)");
+        if (free_it)
+            tshmem_free(a);
+        else
+            tshmem_malloc(64);
+    }
+    tshmem_malloc(128);
+    FAIL("a tshmem_%s that only PE 0 made was not caught", free_it ? "free" : "malloc");
 }
 
 static void heap_size(int argc, char **argv)
@@ -243,7 +262,7 @@ int main(int argc, char **argv)
         {"reuse", reuse},         {"many", many},           {"exhaust", exhaust},
         {"mismatch", mismatch},   {"heap_size", heap_size}, {"ptr", ptr},
         {"ptr_not_symmetric", ptr_not_symmetric},           {"free_bad", free_bad},
-        {"unlinked", unlinked},   {NULL, NULL},
+        {"unlinked", unlinked},   {"one_pe", one_pe},       {NULL, NULL},
     };
     return pe_main(argc, argv, list);
 }

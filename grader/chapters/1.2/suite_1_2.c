@@ -61,7 +61,27 @@ Test(ch1_2, exhaustion_returns_null, .description = "a request that does not fit
 Test(ch1_2, size_mismatch_caught_under_debug, .description = "TSHMEM_DEBUG=1 names the PE whose malloc size differs")
 {
     expect_error(CH, PROG, 3, "mismatch", NULL, ENV("TSHMEM_DEBUG=1"), TSHMEM_EXIT_ERROR,
-                 ARGS("tshmem_malloc: PE 1 asked for 128 bytes but PE 0 asked for 64"));
+                 ARGS("tshmem_malloc: PE ", "passed size 128", "every PE of the team must pass "
+                      "the same size"));
+}
+
+Test(ch1_2, malloc_on_one_pe_is_named, .description = "a tshmem_malloc that one PE alone makes is named, with both PEs' sizes (with and without TSHMEM_DEBUG=1)")
+{
+    const char *const needles[] = {"PE 0 passed size 64 and PE 1 passed size 128 to tshmem_malloc",
+                                   NULL};
+    expect_error(CH, PROG, 2, "one_pe", ARGS("malloc"), NULL, TSHMEM_EXIT_ERROR, needles);
+    expect_error(CH, PROG, 2, "one_pe", ARGS("malloc"), ENV("TSHMEM_DEBUG=1"), TSHMEM_EXIT_ERROR,
+                 needles);
+}
+
+Test(ch1_2, free_on_one_pe_is_named, .description = "a tshmem_free that one PE alone makes is named, with the call the other PE made (with and without TSHMEM_DEBUG=1)")
+{
+    const char *const needles[] = {"PE 0 called tshmem_free and PE 1 called tshmem_malloc, as "
+                                   "their call 2 on TSHMEM_TEAM_WORLD",
+                                   NULL};
+    expect_error(CH, PROG, 2, "one_pe", ARGS("free"), NULL, TSHMEM_EXIT_ERROR, needles);
+    expect_error(CH, PROG, 2, "one_pe", ARGS("free"), ENV("TSHMEM_DEBUG=1"), TSHMEM_EXIT_ERROR,
+                 needles);
 }
 
 Test(ch1_2, symmetric_size_setting, .description = "TSHMEM_SYMMETRIC_SIZE sets the heap per PE (K, M, G)")

@@ -174,12 +174,33 @@ static void bad_addr(int argc, char **argv)
     FAIL("a put to a non-symmetric or too long destination returned instead of stopping");
 }
 
+/* reserved [get]: a put (or get) that works, then one at the runtime's reserved area, the 2 MiB
+ * before the first tshmem_malloc block, where the barrier flags live. */
+static void reserved(int argc, char **argv)
+{
+    int get = argc > 2 && strcmp(argv[2], "get") == 0;
+    pe_init();
+    int me = tshmem_my_pe(), peer = (me + 1) % tshmem_n_pes();
+    uint64_t *first = tshmem_malloc(64), ones = ~(uint64_t)0, got = 0;
+    tshmem_putmem(first, &ones, sizeof ones, peer);
+    tshmem_getmem(&got, first, sizeof got, peer);
+    pe_sync();
+    char *reserved_area = (char *)first - (2u << 20);
+    STEP("%s at the reserved area, 2 MiB before the first block", get ? "get" : "put");
+    if (get)
+        tshmem_getmem(&got, reserved_area + 64, sizeof got, peer);
+    else
+        tshmem_putmem(reserved_area, &ones, sizeof ones, peer);
+    FAIL("a %s at the runtime's reserved area (2 MiB before the first tshmem_malloc block) "
+         "returned instead of stopping", get ? "get" : "put");
+}
+
 int main(int argc, char **argv)
 {
     static const struct scenario list[] = {
         {"put_sizes", put_sizes}, {"get_sizes", get_sizes}, {"typed", typed},
         {"fence", fence},         {"bad_pe", bad_pe},       {"bad_addr", bad_addr},
-        {NULL, NULL},
+        {"reserved", reserved},   {NULL, NULL},
     };
     return pe_main(argc, argv, list);
 }

@@ -46,3 +46,12 @@ Test(ch1_3, non_symmetric_address_is_an_error, .description = "a put to a stack 
     expect_error(CH, PROG, 2, "bad_addr", ARGS("overrun"), NULL, TSHMEM_EXIT_ERROR,
                  ARGS("tshmem_putmem: dest", "past the end of the symmetric heap"));
 }
+
+Test(ch1_3, reserved_area_is_not_the_heap, .description = "a put or get at the runtime's reserved area (its barrier flags) stops with a clear error")
+{
+    expect_error(CH, PROG, 2, "reserved", NULL, NULL, TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_putmem: dest", "lies in the runtime's reserved area (offset 0, 8 bytes)",
+                      "Use memory from tshmem_malloc"));
+    expect_error(CH, PROG, 2, "reserved", ARGS("get"), NULL, TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_getmem: source", "runtime's reserved area (offset 64, 8 bytes)"));
+}

@@ -212,12 +212,84 @@ static void bad_args(int argc, char **argv)
     FAIL("a bad comparison or signal operation was accepted");
 }
 
+/* reserved signal|atomic|wait: a signal and an atomic that work, then the same call at a word
+ * of the runtime's reserved area, the 2 MiB before the first tshmem_malloc block. */
+static void reserved(int argc, char **argv)
+{
+    const char *what = argc > 2 ? argv[2] : "signal";
+    pe_init();
+    int me = tshmem_my_pe(), peer = (me + 1) % tshmem_n_pes();
+    uint64_t *w = tshmem_calloc(1, sizeof(uint64_t));
+    tshmem_signal_op(w, 1, TSHMEM_SIGNAL_ADD, peer);
+    tshmem_uint64_atomic_add(w, 1, peer);
+    tshmem_uint64_wait_until(w, TSHMEM_CMP_GE, 2);
+    tshmem_barrier_all();
+    uint64_t *flag = (uint64_t *)(void *)((char *)w - (2u << 20)); /* a barrier flag */
+    STEP("%s at the reserved area", what);
+    if (strcmp(what, "atomic") == 0)
+        tshmem_uint64_atomic_add(flag, 1, peer);
+    else if (strcmp(what, "wait") == 0)
+        tshmem_uint64_wait_until(flag, TSHMEM_CMP_GE, 0);
+    else
+        tshmem_signal_op(flag, ~(uint64_t)0, TSHMEM_SIGNAL_SET, peer);
+    FAIL("%s at a barrier flag of the runtime's reserved area returned instead of stopping", what);
+}
+
+/* unaligned atomic|signal: an atomic that works, then one at a word 3 bytes into a block. */
+static void unaligned(int argc, char **argv)
+{
+    int signal = argc > 2 && strcmp(argv[2], "signal") == 0;
+    pe_init();
+    int peer = (tshmem_my_pe() + 1) % tshmem_n_pes();
+    char *buf = tshmem_calloc(4, sizeof(uint64_t));
+    tshmem_uint64_atomic_fetch_add((uint64_t *)(void *)buf, 1, peer);
+    tshmem_barrier_all();
+    uint64_t *odd = (uint64_t *)(void *)(buf + 3);
+    STEP("%s at buf + 3", signal ? "signal" : "atomic");
+    if (signal)
+        tshmem_signal_op(odd, 1, TSHMEM_SIGNAL_ADD, peer);
+    else
+        tshmem_uint64_atomic_fetch_add(odd, 1, peer);
+    FAIL("an %s at an address that is not a multiple of 8 was accepted",
+         signal ? "signal" : "atomic");
+}
+
+/* skip_barrier: a barrier every PE makes, then one that PE 1 skips: it goes on to finalize. */
+static void skip_barrier(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    pe_init();
+    tshmem_barrier_all();
+    if (tshmem_my_pe() != 1) {
+        STEP("second barrier (PE 1 skips it)");
+        tshmem_barrier_all();
+        FAIL("a barrier that PE 1 skipped returned");
+    }
+    tshmem_finalize();
+}
+
+/* late SECONDS: PE 1 reaches the second barrier SECONDS late; the others wait in it (and, with a
+ * small TSHMEM_HANG_WARN, say what they wait for). */
+static void late(int argc, char **argv)
+{
+    double seconds = argc > 2 ? atof(argv[2]) : 3;
+    pe_init();
+    tshmem_barrier_all();
+    if (tshmem_my_pe() == 1) {
+        STEP("sleeping %.1f s before the second barrier", seconds);
+        usleep((useconds_t)(seconds * 1e6));
+    }
+    tshmem_barrier_all();
+    tshmem_finalize();
+}
+
 int main(int argc, char **argv)
 {
     static const struct scenario list[] = {
         {"signal_visibility", signal_visibility}, {"signal_add_set", signal_add_set},
         {"compare", compare}, {"atomics", atomics}, {"phases", phases},
-        {"bad_args", bad_args}, {NULL, NULL},
+        {"bad_args", bad_args}, {"reserved", reserved}, {"unaligned", unaligned},
+        {"skip_barrier", skip_barrier}, {"late", late}, {NULL, NULL},
     };
     return pe_main(argc, argv, list);
 }

@@ -470,12 +470,31 @@ static void bad(int argc, char **argv)
          kind);
 }
 
+/* mismatch: an allreduce every PE makes alike, then one where PE 1 passes 1000 elements and
+ * the others 100 (every buffer has room for 1000: nothing outside them is hit). */
+static void mismatch(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    pe_init();
+    int me = tshmem_my_pe(), n = tshmem_n_pes();
+    float *src = tshmem_malloc(1000 * sizeof(float)), *dst = tshmem_malloc(1000 * sizeof(float));
+    for (int i = 0; i < 1000; i++)
+        src[i] = (float)(me + 1);
+    tshmem_float_sum_reduce(TSHMEM_TEAM_WORLD, dst, src, 100);
+    CHECK(dst[99] == (float)(n * (n + 1) / 2), "the first allreduce gave %g at [99], expected %d",
+          (double)dst[99], n * (n + 1) / 2);
+    size_t count = me == 1 ? 1000 : 100;
+    STEP("allreduce of %zu elements (PE 1: 1000, the others 100)", count);
+    tshmem_float_sum_reduce(TSHMEM_TEAM_WORLD, dst, src, count);
+    FAIL("an allreduce with 1000 elements on PE 1 and 100 on the others returned");
+}
+
 int main(int argc, char **argv)
 {
     static const struct scenario list[] = {
         {"correct", correct}, {"backtoback", backtoback}, {"teams", teams},
         {"subteam", subteam}, {"bound", bound},           {"eager", eager},
-        {"bad", bad},
+        {"bad", bad},         {"mismatch", mismatch},
         {NULL, NULL},
     };
     return pe_main(argc, argv, list);

@@ -182,3 +182,11 @@ Test(ch2_2, bad_input_is_an_error, .description = "a bad team, non-symmetric des
     expect_error(CH, PROG, 2, "bad", ARGS("algo"), NULL, TSHMEM_EXIT_ERROR,
                  ARGS("tshmem_allreduce: algo 4 is not an allreduce algorithm"));
 }
+
+Test(ch2_2, count_mismatch_is_named, .description = "an allreduce whose count differs between PEs stops, naming both PEs and both counts, instead of writing past a buffer or hanging")
+{
+    for (int npes = 2; npes <= 4; npes += 2)
+        expect_error(CH, PROG, npes, "mismatch", NULL, NULL, TSHMEM_EXIT_ERROR,
+                     ARGS("tshmem_float_sum_reduce: PE ", "passed nreduce 1000", "nreduce 100 ",
+                          "every PE of the team must pass the same nreduce"));
+}

@@ -181,7 +181,9 @@ static void fcollect(int argc, char **argv)
     int n_names = pe_names(s.algo_name, names, MAX_ALGOS);
     for (int i = 0; i < ns; i++)
         max = sizes[i] > max ? sizes[i] : max;
-    unsigned char *dest = tshmem_malloc(max * (size_t)s.n + GUARD), *src = tshmem_malloc(max + 1);
+    /* The same size on every PE (tshmem_malloc is collective; node teams may differ in size). */
+    unsigned char *dest = tshmem_malloc(max * (size_t)tshmem_n_pes() + GUARD),
+                  *src = tshmem_malloc(max + 1);
     int r = 0;
     for (int a = 0; a < n_names; a++) {
         s.algo_name = names[a];
@@ -235,7 +237,10 @@ static void back_to_back(int argc, char **argv)
     enum { N_SIZES = sizeof sizes / sizeof sizes[0], MAX = 70001 };
     int calls = argc > 4 ? atoi(argv[4]) : 1000;
     struct setup s = setup(argc, argv);
-    unsigned char *dest = tshmem_malloc(MAX * (size_t)s.n + GUARD), *src = tshmem_malloc(MAX + 1);
+    /* Room for the team's blocks, the same size on every PE (tshmem_malloc is collective; node
+     * teams may differ in size): every PE allocates for the whole job. */
+    unsigned char *dest = tshmem_malloc(MAX * (size_t)tshmem_n_pes() + GUARD),
+                  *src = tshmem_malloc(MAX + 1);
     srand(1234u + (unsigned)s.me);
     for (int c = 1; c <= calls; c++) {
         size_t size = sizes[(size_t)c % N_SIZES];
@@ -312,11 +317,37 @@ static void bad_args(int argc, char **argv)
     FAIL("bad arguments (%s) were accepted", kind);
 }
 
+/* mismatch fcollect|broadcast: a call every PE makes alike, then one whose arguments differ:
+ * fcollect with 16 bytes on PE 0 and 4096 on the others, or a broadcast where each PE names
+ * itself as the root. Every buffer has room for the largest. */
+static void mismatch(int argc, char **argv)
+{
+    int bcast = argc > 2 && strcmp(argv[2], "broadcast") == 0;
+    pe_init();
+    int me = tshmem_my_pe(), n = tshmem_n_pes();
+    char *dest = tshmem_malloc(4096 * (size_t)n), *src = tshmem_malloc(4096);
+    memset(src, me + 1, 4096);
+    if (bcast) {
+        tshmem_broadcastmem(TSHMEM_TEAM_WORLD, dest, src, 64, 0);
+        CHECK(dest[63] == 1, "the first broadcast from PE 0 gave %d at [63], expected 1", dest[63]);
+        STEP("broadcast with pe_root = my own number");
+        tshmem_broadcastmem(TSHMEM_TEAM_WORLD, dest, src, 64, me);
+    } else {
+        tshmem_fcollectmem(TSHMEM_TEAM_WORLD, dest, src, 16);
+        CHECK(dest[16 * n - 1] == n, "the first fcollect gave %d in the last block, expected %d",
+              dest[16 * n - 1], n);
+        STEP("fcollect of %d bytes (PE 0: 16, the others 4096)", me == 0 ? 16 : 4096);
+        tshmem_fcollectmem(TSHMEM_TEAM_WORLD, dest, src, me == 0 ? 16 : 4096);
+    }
+    FAIL("a %s whose arguments differ between PEs returned", bcast ? "broadcast" : "fcollect");
+}
+
 int main(int argc, char **argv)
 {
     static const struct scenario list[] = {
         {"fcollect", fcollect}, {"broadcast", broadcast}, {"back_to_back", back_to_back},
-        {"two_teams", two_teams}, {"bad_args", bad_args}, {NULL, NULL},
+        {"two_teams", two_teams}, {"bad_args", bad_args}, {"mismatch", mismatch},
+        {NULL, NULL},
     };
     return pe_main(argc, argv, list);
 }

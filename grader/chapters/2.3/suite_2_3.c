@@ -158,3 +158,17 @@ Test(ch2_3, bad_algorithm_is_an_error, .description = "an algorithm that is not 
                  ARGS("tshmem_fcollectmem_algo: TSHMEM_ALGO_ONESHOT reads every team PE's memory "
                       "directly, but world PE"));
 }
+
+Test(ch2_3, fcollect_size_mismatch_is_named, .description = "an fcollect whose nbytes differs between PEs stops, naming both PEs and both sizes")
+{
+    expect_error(CH, PROG, 2, "mismatch", ARGS("fcollect"), NULL, TSHMEM_EXIT_ERROR,
+                 ARGS("PE 0 passed nbytes 16 and PE 1 passed nbytes 4096 to tshmem_fcollectmem"));
+    expect_error(CH, PROG, 3, "mismatch", ARGS("fcollect"), NULL, TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_fcollectmem: PE 0 passed nbytes 16 and PE ", "passed nbytes 4096"));
+}
+
+Test(ch2_3, broadcast_root_mismatch_is_named, .description = "a broadcast whose pe_root differs between PEs stops, naming both PEs and both roots")
+{
+    expect_error(CH, PROG, 2, "mismatch", ARGS("broadcast"), NULL, TSHMEM_EXIT_ERROR,
+                 ARGS("PE 0 passed pe_root 0 and PE 1 passed pe_root 1 to tshmem_broadcastmem"));
+}

@@ -526,6 +526,23 @@ static void split_bad(int argc, char **argv)
     tshmem_finalize();
 }
 
+/* split_mismatch: a split every PE makes alike, then one where PE 0 asks for a team of all the
+ * PEs and the others for a team of two. */
+static void split_mismatch(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    start();
+    tshmem_team_t all, t;
+    tshmem_team_split_strided(TSHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &all);
+    CHECK(tshmem_team_n_pes(all) == npes, "the first split made a team of %d PEs, expected %d",
+          tshmem_team_n_pes(all), npes);
+    int size = me == 0 ? npes : 2;
+    STEP("split with size %d (PE 0: %d, the others 2)", size, npes);
+    tshmem_team_split_strided(TSHMEM_TEAM_WORLD, 0, 1, size, NULL, 0, &t);
+    FAIL("a split with size %d on PE 0 and 2 on the others returned", npes);
+    tshmem_finalize();
+}
+
 /* idle: off-node traffic, then one second of idle waiting in a barrier's spin: the PE (proxy
  * thread included) must not burn a core meanwhile. */
 static void idle(int argc, char **argv)
@@ -715,6 +732,7 @@ int main(int argc, char **argv)
         {"rma", rma},       {"signal", put_signal},  {"fence", fence},
         {"atomics", atomics}, {"barrier", barrier},  {"allreduce", allreduce},
         {"collect", collect}, {"split", split},      {"split_bad", split_bad},
+        {"split_mismatch", split_mismatch},
         {"idle", idle},     {"no_finalize", no_finalize}, {"kill", kill_one},
         {"threads", threads}, {"nodes", nodes}, {"bound", bound},
         {NULL, NULL},

@@ -159,6 +159,16 @@ Test(ch2_5, team_split_bad_arguments, .description = "a split that does not fit 
                  ARGS("tshmem_team_destroy", "TSHMEM_TEAM_WORLD"));
 }
 
+Test(ch2_5, team_split_mismatch_is_named, .description = "a split whose size differs between PEs stops, naming both PEs and both sizes (with and without TSHMEM_DEBUG=1)")
+{
+    const char *const needles[] = {"tshmem_team_split_strided: PE ", "PE 0 passed size 4 and PE ",
+                                   "passed size 2 to tshmem_team_split_strided", NULL};
+    expect_error(CH, PROG, 4, "split_mismatch", NULL, ENV(L2x2.per_node), TSHMEM_EXIT_ERROR,
+                 needles);
+    expect_error(CH, PROG, 4, "split_mismatch", NULL, ENV(L2x2.per_node, "TSHMEM_DEBUG=1"),
+                 TSHMEM_EXIT_ERROR, needles);
+}
+
 Test(ch2_5, team_handles_run_out, .description = "splitting in a loop runs out of team handles with a clear error, not a corrupted flag area")
 {
     const char *const env[] = {L2x2.per_node, NULL};

@@ -108,11 +108,12 @@ int tshmem_init(void)
     team_fill(&tshmem_g.teams[TSHMEM_TEAM_WORLD], -1);
     team_fill(&tshmem_g.teams[TSHMEM_TEAM_NODE], tshmem_g.node);
     /* END SOLUTION */
+    tshmem_env_check(); /* a bad TSHMEM_* value stops here, naming it */
     tshmem_process_setup();
     tshmem_heap_create();
     tshmem_transport_start(); /* chapter 2.5: the proxy thread, when some PE is off-node */
     tshmem_g.initialized = 1;
-    if (tshmem_env_flag("TSHMEM_DEBUG") && tshmem_g.my_pe == 0)
+    if (tshmem_g.debug && tshmem_g.my_pe == 0)
         tshmem_env_print();
     return 0;
 }
@@ -120,6 +121,7 @@ int tshmem_init(void)
 void tshmem_finalize(void)
 {
     tshmem_require_live(__func__);
+    TSHMEM_COLLECTIVE(TSHMEM_FN_FINALIZE, TSHMEM_TEAM_WORLD, 0, 0, 0);
     tshmem_progress_finalize(); /* 2.4: no request in flight; the progress thread ends */
     tshmem_transport_stop(); /* chapter 2.5: off-node operations done, proxy thread stopped */
     /* BEGIN SOLUTION (Shutting down): wait for every PE, unmap the heap, free the teams, finalize MPI if we started it */
@@ -161,6 +163,9 @@ int tshmem_n_pes(void)
 void tshmem_global_exit(int status)
 {
     tshmem_require_live(__func__);
+    /* Our own line first: the launcher's report of an abort varies from run to run (Open MPI
+     * sometimes prints an internal error in its place), and names no PE. */
+    tshmem_warn(__func__, "ending every PE of the job with status %d.", status);
     /* BEGIN SOLUTION (Global exit): end every PE of the job with this status */
     fflush(stdout);
     fflush(stderr);

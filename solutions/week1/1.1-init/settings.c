@@ -29,7 +29,8 @@ static const struct setting table[] = {
      "split each machine into virtual nodes of this many consecutive PEs (0: one node per "
      "machine)"},
     {"TSHMEM_DEBUG", FLAG, "0", 0, 0,
-     "extra checks (every PE asked tshmem_malloc for the same size) and start-up information"},
+     "extra checks (every collective call compared across the team's PEs on entry) and "
+     "start-up information"},
     {"TSHMEM_HANG_WARN", INT, "10", 0, 86400,
      "seconds a wait may spin before the PE says what it waits for (0: never)"},
     {"TSHMEM_TRANSPORT", STRING, "shm", 0, 0,
@@ -133,6 +134,23 @@ int tshmem_env_flag(const char *name)
 const char *tshmem_env_str(const char *name)
 {
     return raw(find(name));
+}
+
+/* At start-up: every setting is read once, so that a bad value stops tshmem_init with a message
+ * that names it, rather than the first call that happens to read it (a wait, minutes later, for
+ * TSHMEM_HANG_WARN). The two that the runtime reads on its busy paths are kept in tshmem_g. */
+void tshmem_env_check(void)
+{
+    for (size_t i = 0; i < N_SETTINGS; i++) {
+        if (table[i].kind == SIZE)
+            (void)tshmem_env_size(table[i].name);
+        else if (table[i].kind == INT)
+            (void)tshmem_env_int(table[i].name);
+        else if (table[i].kind == FLAG)
+            (void)tshmem_env_flag(table[i].name);
+    }
+    tshmem_g.debug = tshmem_env_flag("TSHMEM_DEBUG");
+    tshmem_g.hang_warn = tshmem_env_int("TSHMEM_HANG_WARN");
 }
 
 void tshmem_env_print(void)

@@ -174,9 +174,9 @@ void *tshmem_ptr(const void *dest, int pe)
 int tshmem_addr_accessible(const void *addr, int pe)
 {
     tshmem_require_live(__func__);
-    /* BEGIN SOLUTION (Translating addresses): 1 if addr is in the symmetric heap and pe is a PE of the job */
-    const char *p = addr;
-    return pe >= 0 && pe < tshmem_g.n_pes && tshmem_g.slice && p >= tshmem_g.slice &&
-           p < tshmem_g.slice + tshmem_g.slice_bytes;
+    /* BEGIN SOLUTION (Translating addresses): 1 if addr is in the symmetric heap (the slice after the reserved area) and pe is a PE of the job */
+    const char *p = addr, *heap = tshmem_g.slice + TSHMEM_RESERVED_BYTES;
+    return pe >= 0 && pe < tshmem_g.n_pes && tshmem_g.slice && p >= heap &&
+           p < heap + tshmem_g.heap_bytes;
     /* END SOLUTION */
 }

@@ -16,7 +16,7 @@ static uint64_t amo(const char *func, enum tshmem_amo op, uint64_t *dest, uint64
 {
     tshmem_require_live(func);
     tshmem_check_pe(func, pe);
-    tshmem_check_symmetric(func, "dest", dest, sizeof *dest);
+    tshmem_check_word(func, "dest", dest);
     uint64_t *peer = tshmem_heap_peer(dest, pe);
     if (!peer)
         return tshmem_offnode_amo(op, dest, value, cond, pe);

@@ -13,6 +13,9 @@ int tshmem_team_sync(tshmem_team_t team)
 {
     tshmem_require_live(__func__);
     tshmem_check_team(__func__, team);
+    /* The call is open (tshmem_internal.h, TSHMEM_COLLECTIVE): signals and waits on the team's
+     * flags in the reserved area are the runtime's own from here to the return. */
+    TSHMEM_COLLECTIVE(TSHMEM_FN_TEAM_SYNC, team, 0, 0, 0);
     /* BEGIN SOLUTION (The dissemination barrier): signal and wait in ceil(log2 n) rounds on this team's sequence-numbered flags */
     struct tshmem_team *t = &tshmem_g.teams[team];
     if (t->my_pe < 0)
@@ -34,6 +37,8 @@ int tshmem_team_sync(tshmem_team_t team)
 
 int tshmem_barrier(tshmem_team_t team)
 {
+    tshmem_require_live(__func__);
+    TSHMEM_COLLECTIVE(TSHMEM_FN_BARRIER, team, 0, 0, 0);
     /* BEGIN SOLUTION (Barrier = quiet + sync): complete this PE's operations, then sync the team */
     tshmem_quiet();
     return tshmem_team_sync(team);
@@ -42,6 +47,8 @@ int tshmem_barrier(tshmem_team_t team)
 
 void tshmem_sync_all(void)
 {
+    tshmem_require_live(__func__);
+    TSHMEM_COLLECTIVE(TSHMEM_FN_SYNC_ALL, TSHMEM_TEAM_WORLD, 0, 0, 0);
     /* BEGIN SOLUTION (Barrier = quiet + sync): sync the world team; completes nothing */
     tshmem_team_sync(TSHMEM_TEAM_WORLD);
     /* END SOLUTION */
@@ -49,6 +56,8 @@ void tshmem_sync_all(void)
 
 void tshmem_barrier_all(void)
 {
+    tshmem_require_live(__func__);
+    TSHMEM_COLLECTIVE(TSHMEM_FN_BARRIER_ALL, TSHMEM_TEAM_WORLD, 0, 0, 0);
     /* BEGIN SOLUTION (Barrier = quiet + sync): complete this PE's operations, then sync every PE */
     tshmem_quiet();
     tshmem_team_sync(TSHMEM_TEAM_WORLD);

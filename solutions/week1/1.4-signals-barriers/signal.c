@@ -28,7 +28,7 @@ void tshmem_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
     tshmem_require_live(__func__);
     /* BEGIN SOLUTION (Signals): check the arguments, then SET or ADD signal into sig_addr's twin on pe, with release order */
     tshmem_check_pe(__func__, pe);
-    tshmem_check_symmetric(__func__, "sig_addr", sig_addr, sizeof *sig_addr);
+    tshmem_check_word(__func__, "sig_addr", sig_addr);
     tshmem_check_sig_op(__func__, sig_op);
     uint64_t *peer = tshmem_heap_peer(sig_addr, pe);
     if (!peer) {
@@ -65,7 +65,7 @@ uint64_t tshmem_signal_fetch(const uint64_t *sig_addr)
 {
     tshmem_require_live(__func__);
     /* BEGIN SOLUTION (Signals): read this PE's own signal word with acquire order */
-    tshmem_check_symmetric(__func__, "sig_addr", sig_addr, sizeof *sig_addr);
+    tshmem_check_word(__func__, "sig_addr", sig_addr);
     return atomic_load_explicit(tshmem_atomic(sig_addr), memory_order_acquire);
     /* END SOLUTION */
 }
@@ -74,7 +74,7 @@ void tshmem_uint64_wait_until(uint64_t *ivar, int cmp, uint64_t cmp_value)
 {
     tshmem_require_live(__func__);
     /* BEGIN SOLUTION (Waiting): spin with back-off until *ivar compares true against cmp_value */
-    tshmem_check_symmetric(__func__, "ivar", ivar, sizeof *ivar);
+    tshmem_check_word(__func__, "ivar", ivar);
     tshmem_check_cmp(__func__, cmp);
     struct tshmem_spin spin;
     tshmem_spin_init(&spin, __func__, ivar);
@@ -89,7 +89,7 @@ uint64_t tshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_valu
 {
     tshmem_require_live(__func__);
     /* BEGIN SOLUTION (Waiting): wait like tshmem_uint64_wait_until, then return the value that satisfied it */
-    tshmem_check_symmetric(__func__, "sig_addr", sig_addr, sizeof *sig_addr);
+    tshmem_check_word(__func__, "sig_addr", sig_addr);
     tshmem_check_cmp(__func__, cmp);
     struct tshmem_spin spin;
     tshmem_spin_init(&spin, __func__, sig_addr);
@@ -106,7 +106,7 @@ int tshmem_uint64_test(uint64_t *ivar, int cmp, uint64_t cmp_value)
 {
     tshmem_require_live(__func__);
     /* BEGIN SOLUTION (Waiting): one acquire read: 1 if the comparison holds now, else 0 */
-    tshmem_check_symmetric(__func__, "ivar", ivar, sizeof *ivar);
+    tshmem_check_word(__func__, "ivar", ivar);
     tshmem_check_cmp(__func__, cmp);
     return holds(atomic_load_explicit(tshmem_atomic(ivar), memory_order_acquire), cmp, cmp_value);
     /* END SOLUTION */

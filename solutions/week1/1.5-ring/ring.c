@@ -74,6 +74,10 @@ static inline void take_credit(int which, uint64_t seq)
 void tshmem_ring_shift(void *dest, const void *source, size_t nbytes)
 {
     tshmem_require_live(__func__);
+    /* The call is open: the ring words are the runtime's own until it returns. Your dest is
+     * not: one in the reserved area stops here (tshmem_check_symmetric would let it through). */
+    TSHMEM_COLLECTIVE(TSHMEM_FN_RING_SHIFT, TSHMEM_TEAM_WORLD, nbytes, 0, 0);
+    tshmem_refuse_reserved(__func__, "dest", dest, nbytes);
     /* BEGIN SOLUTION (Ring shift): check dest; put source into next's dest (after its credit), then a barrier */
     tshmem_check_symmetric(__func__, "dest", dest, nbytes);
     uint64_t seq = ++shift_calls;
@@ -88,6 +92,8 @@ void tshmem_ring_shift(void *dest, const void *source, size_t nbytes)
 void tshmem_ring_broadcast(void *dest, const void *source, size_t nbytes, int pe_root)
 {
     tshmem_require_live(__func__);
+    TSHMEM_COLLECTIVE(TSHMEM_FN_RING_BROADCAST, TSHMEM_TEAM_WORLD, nbytes, pe_root, 0);
+    tshmem_refuse_reserved(__func__, "dest", dest, nbytes);
     /* BEGIN SOLUTION (Ring broadcast): check pe_root and dest; root puts to next with a signal; each PE waits, then forwards unless next is the root */
     check_root(__func__, pe_root);
     tshmem_check_symmetric(__func__, "dest", dest, nbytes);
@@ -114,6 +120,7 @@ void tshmem_ring_broadcast(void *dest, const void *source, size_t nbytes, int pe
 uint64_t tshmem_ring_token(int laps)
 {
     tshmem_require_live(__func__);
+    TSHMEM_COLLECTIVE(TSHMEM_FN_RING_TOKEN, TSHMEM_TEAM_WORLD, laps, 0, 0);
     /* BEGIN SOLUTION (The token): check laps; PE 0 starts; each PE waits for the count, adds one, passes it on; laps * n hops */
     if (laps < 0)
         tshmem_fail(__func__, "laps is %d; pass 0 or more (every PE the same).", laps);
@@ -141,6 +148,9 @@ void tshmem_ring_broadcast_pipelined(void *dest, const void *source, size_t nbyt
     tshmem_require_live(__func__);
     if (chunk_bytes == 0)
         chunk_bytes = RING_DEFAULT_CHUNK;
+    TSHMEM_COLLECTIVE(TSHMEM_FN_RING_BROADCAST_PIPELINED, TSHMEM_TEAM_WORLD, nbytes, pe_root,
+                      chunk_bytes);
+    tshmem_refuse_reserved(__func__, "dest", dest, nbytes);
     /* BEGIN SOLUTION (Pipelined broadcast): check pe_root and dest; cut the message into chunks; forward chunk c while prev still sends chunk c + 1 */
     check_root(__func__, pe_root);
     tshmem_check_symmetric(__func__, "dest", dest, nbytes);

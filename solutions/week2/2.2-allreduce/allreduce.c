@@ -180,10 +180,14 @@ static int hierarchy_pays(const struct tshmem_reduce_call *c)
     return c->bytes >= HIERARCHY_MIN_BYTES || *most >= HIERARCHY_ALWAYS_PES;
 }
 
-/* Checks and describes the call, then runs `algo` (or the selector's choice for AUTO). */
-static int reduce(const char *func, tshmem_team_t team, void *dest, const void *source,
-                  size_t count, enum tshmem_dtype dtype, enum tshmem_op op, enum tshmem_algo algo)
+/* Opens the call (its flags and scratch in the reserved area are the runtime's own until it
+ * returns, and every PE's count, dtype and op are compared: TSHMEM_COLLECTIVE), checks and
+ * describes it, then runs `algo` (or the selector's choice for AUTO). */
+static int reduce(const char *func, enum tshmem_fn fn, tshmem_team_t team, void *dest,
+                  const void *source, size_t count, enum tshmem_dtype dtype, enum tshmem_op op,
+                  enum tshmem_algo algo)
 {
+    TSHMEM_COLLECTIVE(fn, team, count, dtype, op);
     struct tshmem_reduce_call c;
     tshmem_reduce_begin(&c, func, team, dest, source, count, dtype, op);
     /* Chapter 2.5 (provided): a team across nodes, reduced node by node. */
@@ -209,31 +213,31 @@ static int reduce(const char *func, tshmem_team_t team, void *dest, const void *
 int tshmem_allreduce(tshmem_team_t team, void *dest, const void *source, size_t count,
                      enum tshmem_dtype dtype, enum tshmem_op op, enum tshmem_algo algo)
 {
-    return reduce(__func__, team, dest, source, count, dtype, op, algo);
+    return reduce(__func__, TSHMEM_FN_ALLREDUCE, team, dest, source, count, dtype, op, algo);
 }
 
 int tshmem_float_sum_reduce(tshmem_team_t team, float *dest, const float *source, size_t nreduce)
 {
-    return reduce(__func__, team, dest, source, nreduce, TSHMEM_DTYPE_FLOAT, TSHMEM_OP_SUM,
-                  TSHMEM_ALGO_AUTO);
+    return reduce(__func__, TSHMEM_FN_FLOAT_SUM_REDUCE, team, dest, source, nreduce,
+                  TSHMEM_DTYPE_FLOAT, TSHMEM_OP_SUM, TSHMEM_ALGO_AUTO);
 }
 
 int tshmem_double_sum_reduce(tshmem_team_t team, double *dest, const double *source,
                              size_t nreduce)
 {
-    return reduce(__func__, team, dest, source, nreduce, TSHMEM_DTYPE_DOUBLE, TSHMEM_OP_SUM,
-                  TSHMEM_ALGO_AUTO);
+    return reduce(__func__, TSHMEM_FN_DOUBLE_SUM_REDUCE, team, dest, source, nreduce,
+                  TSHMEM_DTYPE_DOUBLE, TSHMEM_OP_SUM, TSHMEM_ALGO_AUTO);
 }
 
 int tshmem_int64_sum_reduce(tshmem_team_t team, int64_t *dest, const int64_t *source,
                             size_t nreduce)
 {
-    return reduce(__func__, team, dest, source, nreduce, TSHMEM_DTYPE_INT64, TSHMEM_OP_SUM,
-                  TSHMEM_ALGO_AUTO);
+    return reduce(__func__, TSHMEM_FN_INT64_SUM_REDUCE, team, dest, source, nreduce,
+                  TSHMEM_DTYPE_INT64, TSHMEM_OP_SUM, TSHMEM_ALGO_AUTO);
 }
 
 int tshmem_float_max_reduce(tshmem_team_t team, float *dest, const float *source, size_t nreduce)
 {
-    return reduce(__func__, team, dest, source, nreduce, TSHMEM_DTYPE_FLOAT, TSHMEM_OP_MAX,
-                  TSHMEM_ALGO_AUTO);
+    return reduce(__func__, TSHMEM_FN_FLOAT_MAX_REDUCE, team, dest, source, nreduce,
+                  TSHMEM_DTYPE_FLOAT, TSHMEM_OP_MAX, TSHMEM_ALGO_AUTO);
 }

@@ -76,6 +76,9 @@ int tshmem_team_split_strided(tshmem_team_t parent, int start, int stride, int s
     const char *func = __func__;
     tshmem_require_live(func);
     tshmem_check_team(func, parent);
+    /* A collective over the parent (TSHMEM_COLLECTIVE): every parent PE's start, stride and size
+     * are compared when the split is done, and on entry under TSHMEM_DEBUG=1. */
+    TSHMEM_COLLECTIVE(TSHMEM_FN_TEAM_SPLIT_STRIDED, parent, start, stride, size);
     if (!new_team)
         tshmem_fail(func, "new_team is NULL: pass the address of a tshmem_team_t to receive "
                     "the new team.");
@@ -110,6 +113,7 @@ void tshmem_team_destroy(tshmem_team_t team)
                     team == TSHMEM_TEAM_WORLD ? "TSHMEM_TEAM_WORLD" : "TSHMEM_TEAM_NODE");
     if (tshmem_g.teams[team].my_pe < 0)
         tshmem_fail(__func__, "PE %d is not a member of team %d.", tshmem_g.my_pe, team);
+    TSHMEM_COLLECTIVE(TSHMEM_FN_TEAM_DESTROY, team, 0, 0, 0);
     tshmem_allreduce_hierarchical_forget(team);
     /* Collective: nobody leaves while a member may still write into this team's flags. */
     tshmem_quiet();

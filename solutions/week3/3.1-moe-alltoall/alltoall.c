@@ -138,6 +138,10 @@ int tshmem_alltoallmem_algo(tshmem_team_t team, void *dest, const void *source, 
     const char *func = algo == TSHMEM_ALGO_AUTO ? "tshmem_alltoallmem" : __func__;
     tshmem_require_live(func);
     tshmem_check_team(func, team);
+    /* The call is open (TSHMEM_COLLECTIVE): the team's flags and stages in the reserved area are
+     * the runtime's own until it returns, and every PE's nbytes is compared. */
+    TSHMEM_COLLECTIVE(algo == TSHMEM_ALGO_AUTO ? TSHMEM_FN_ALLTOALLMEM : TSHMEM_FN_ALLTOALLMEM_ALGO,
+                      team, nbytes, 0, 0);
     const struct tshmem_team *t = &tshmem_g.teams[team];
     if (t->my_pe < 0)
         tshmem_fail(func, "this PE is not a member of team %d: only its %d members may call a "

@@ -197,9 +197,13 @@ static enum tshmem_algo select_algo(const struct rs_call *r)
     /* END SOLUTION */
 }
 
-static int reducescatter(const char *func, tshmem_team_t team, void *dest, const void *source,
-                         size_t nreduce, enum tshmem_dtype dtype, enum tshmem_algo algo)
+/* Opens the call (TSHMEM_COLLECTIVE: the team's flags and scratch are the runtime's own until
+ * it returns, and every PE's nreduce and dtype are compared), then checks and runs it. */
+static int reducescatter(const char *func, enum tshmem_fn fn, tshmem_team_t team, void *dest,
+                         const void *source, size_t nreduce, enum tshmem_dtype dtype,
+                         enum tshmem_algo algo)
 {
+    TSHMEM_COLLECTIVE(fn, team, nreduce, dtype, TSHMEM_OP_SUM);
     if (algo != TSHMEM_ALGO_AUTO && algo != TSHMEM_ALGO_DIRECT && algo != TSHMEM_ALGO_RING)
         tshmem_fail(func, "algo %d is not a reduce-scatter algorithm: use TSHMEM_ALGO_AUTO, "
                     "_DIRECT or _RING.", (int)algo);
@@ -215,19 +219,20 @@ static int reducescatter(const char *func, tshmem_team_t team, void *dest, const
 int tshmem_reducescatter(tshmem_team_t team, void *dest, const void *source, size_t nreduce,
                          enum tshmem_dtype dtype, enum tshmem_algo algo)
 {
-    return reducescatter(__func__, team, dest, source, nreduce, dtype, algo);
+    return reducescatter(__func__, TSHMEM_FN_REDUCESCATTER, team, dest, source, nreduce, dtype,
+                         algo);
 }
 
 int tshmem_float_sum_reducescatter(tshmem_team_t team, float *dest, const float *source,
                                    size_t nreduce)
 {
-    return reducescatter(__func__, team, dest, source, nreduce, TSHMEM_DTYPE_FLOAT,
-                         TSHMEM_ALGO_AUTO);
+    return reducescatter(__func__, TSHMEM_FN_FLOAT_SUM_REDUCESCATTER, team, dest, source,
+                         nreduce, TSHMEM_DTYPE_FLOAT, TSHMEM_ALGO_AUTO);
 }
 
 int tshmem_double_sum_reducescatter(tshmem_team_t team, double *dest, const double *source,
                                     size_t nreduce)
 {
-    return reducescatter(__func__, team, dest, source, nreduce, TSHMEM_DTYPE_DOUBLE,
-                         TSHMEM_ALGO_AUTO);
+    return reducescatter(__func__, TSHMEM_FN_DOUBLE_SUM_REDUCESCATTER, team, dest, source,
+                         nreduce, TSHMEM_DTYPE_DOUBLE, TSHMEM_ALGO_AUTO);
 }
