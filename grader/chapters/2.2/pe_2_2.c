@@ -486,7 +486,10 @@ static void mismatch(int argc, char **argv)
     size_t count = me == 1 ? 1000 : 100;
     STEP("allreduce of %zu elements (PE 1: 1000, the others 100)", count);
     tshmem_float_sum_reduce(TSHMEM_TEAM_WORLD, dst, src, count);
-    FAIL("an allreduce with 1000 elements on PE 1 and 100 on the others returned");
+    /* The PE that compares stops the job; the others may return first and wait here until it
+     * does. Past this barrier, no PE saw the mismatch. */
+    tshmem_barrier_all();
+    FAIL("an allreduce with 1000 elements on PE 1 and 100 on the others returned on every PE");
 }
 
 int main(int argc, char **argv)

@@ -81,19 +81,19 @@ bad_lines=$(grep -cv '^{"event":' "$out")
 [ "$bad_lines" -eq 0 ] && ok "test --json prints only JSON objects, one per line" ||
   not_ok "test --json prints only JSON objects, one per line" "$(grep -v '^{"event":' "$out")"
 expect "test --json: chapter, phases, 9 tests, end, summary" "$out" '"event":"chapter","chapter":"1.1"' \
-  '"event":"phase"' '"phase":"run"' '"tests":9' '"event":"test"' '"done":9' \
-  '"event":"chapter_end"' '"event":"summary","passed":0,"failed":9'
+  '"event":"phase"' '"phase":"run"' '"tests":12' '"event":"test"' '"done":12' \
+  '"event":"chapter_end"' '"event":"summary","passed":0,"failed":12'
 expect "a failing test's message teaches" "$out" "is not written yet (chapter 1.1)" "week1/1.1-init/init.c:"
-expect "test records progress" .tshmem-progress.json '"total": 9' '"passed": 0' '"max_points": 16'
+expect "test records progress" .tshmem-progress.json '"total": 12' '"passed": 0' '"max_points": 19'
 "$G" test >"$out" 2>&1
 expect "test with no chapter grades the one you are on, and says so" "$out" \
-  "Chapter 1.1 is the one you are on" "1.1  Initialization & bootstrap" "0 passed, 9 failed"
+  "Chapter 1.1 is the one you are on" "1.1  Initialization & bootstrap" "0 passed, 12 failed"
 check "and only that one" bash -c "! grep -q '^  1.2 ' '$out'"
 cp week1/1.1-init/init.c "$course/init.c.saved"
 echo 'this is not C' >>week1/1.1-init/init.c
 "$G" test 1.1 >"$out" 2>&1
 expect "a chapter that does not build keeps its totals and says what to fix" "$out" \
-  "the build failed; the compiler said:" "0/9    0/16  pts  does not build: fix the compiler's first error above"
+  "the build failed; the compiler said:" "0/12   0/19  pts  does not build: fix the compiler's first error above"
 cp "$course/init.c.saved" week1/1.1-init/init.c
 printf 'int tshmem_probe_of_warnings(int x);\nint tshmem_probe_of_warnings(int x)\n{\n    int unused;\n    return x;\n}\n' \
   >>week1/1.1-init/init.c
@@ -158,7 +158,7 @@ expect "one session at a time" "$out" "a session is open since"
 cp solutions/week1/1.1-init/init.c week1/1.1-init/init.c
 "$G" test 1.1 >"$out" 2>&1
 rc=$?
-expect "the reference's 1.1 passes, with points" "$out" "9 of 9 tests, 16 of 16 points" "9 passed, 0 failed"
+expect "the reference's 1.1 passes, with points" "$out" "12 of 12 tests, 19 of 19 points" "12 passed, 0 failed"
 [ $rc -eq 0 ] && ok "a passing test exits 0" || not_ok "a passing test exits 0" "exit $rc"
 "$G" session end >"$out" 2>&1
 expect "session end prints the session card" "$out" "### Study session: finish chapter 1.1" \
