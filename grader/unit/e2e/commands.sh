@@ -162,8 +162,8 @@ expect "the reference's 1.1 passes, with points" "$out" "12 of 12 tests, 19 of 1
 [ $rc -eq 0 ] && ok "a passing test exits 0" || not_ok "a passing test exits 0" "exit $rc"
 "$G" session end >"$out" 2>&1
 expect "session end prints the session card" "$out" "### Study session: finish chapter 1.1" \
-  "chapters passed: 1.1 Initialization & bootstrap" "tests fixed: 9" "hints used: 0" "now: 1/15 chapters done"
-expect "the session is kept in progress" .tshmem-progress.json '"goal": "finish chapter 1.1"' '"tests_fixed": 9'
+  "chapters passed: 1.1 Initialization & bootstrap" "tests fixed: 12" "hints used: 0" "now: 1/15 chapters done"
+expect "the session is kept in progress" .tshmem-progress.json '"goal": "finish chapter 1.1"' '"tests_fixed": 12'
 
 # ---- a regression: 1.1 breaks while working on 1.2 ---------------------------------------------
 cp build/stubs/week1/1.1-init/init.c week1/1.1-init/init.c
