@@ -238,7 +238,7 @@ static void free_bad(int argc, char **argv)
  * usable. Each first makes one good allocation, so that the stub stops in its own TODO. */
 static void refuse(int argc, char **argv)
 {
-    const char *what = argc > 0 ? argv[0] : "";
+    const char *what = argc > 2 ? argv[2] : "";
     pe_init();
     char *good = tshmem_malloc(512);
     CHECK(good != NULL, "tshmem_malloc(512) returned NULL in an empty heap");
