@@ -4,9 +4,10 @@
  *              every PE to its right neighbour, against NCCL's send/recv
  *              (nvshmemx_putmem_on_stream where PEs share a GPU); a side table ("# ..." lines)
  *              adds the put on a stream, the copy engine through CUDA IPC and through nvshmem_ptr;
- *   allgather: 4 KiB to 64 MiB of output: your ring (32 channels) forwarding each piece npes - 1 times,
- *              against ncclAllGather (puts on a stream where PEs share a GPU); the side table
- *              adds puts and CUDA IPC copies to every peer;
+ *   allgather: 4 KiB to 64 MiB of output: your tm_allgather (one shot for small outputs, your
+ *              ring over 32 channels for large ones), against ncclAllGather (puts on a stream
+ *              where PEs share a GPU); the side table has each path forced, and puts and CUDA
+ *              IPC copies to every peer;
  *   dispatch_eE / combine_eE: tm_dispatch and tm_combine at the pplx-kernels shapes (E = 64 and
  *              256 experts, 6 per token, hidden 2048, fp32 rows, uniform routing), 128 to 4096
  *              tokens per PE, against a baseline with the same routing, counts first, then rows:
@@ -382,55 +383,70 @@ static void study_p2p(const std::vector<size_t> &sizes)
 }
 
 /* Allgather at the seeds' sizes (bytes: the whole output, as nccl-tests count it; each PE
- * brings bytes / npes). Yours: the ring of chapter 2.1 forwarding each piece to the right
- * neighbour, npes - 1 steps; against ncclAllGather (puts on a stream to every peer where NCCL
- * cannot run); the side table adds the puts and CUDA IPC copies to every peer. */
+ * brings bytes / npes). Yours: tm_allgather as the selector picks (one shot up to oneshot_max,
+ * the ring above), and each path forced (one shot while a part fits the landing areas; the ring
+ * of chapter 2.1 forwarding each piece npes - 1 times over 32 channels); against ncclAllGather
+ * (puts on a stream to every peer where NCCL cannot run); the side table adds the puts and CUDA
+ * IPC copies to every peer, and a "# selector" line says where one shot stopped winning. */
 static void study_allgather(const std::vector<size_t> &sizes)
 {
     size_t maxb = sizes.back();
-    tm_ring_t rs[CHANNELS];
-    for (tm_ring_t &x : rs) tm_ring_create(&x, 16, 512 << 10);
+    tm_allgather_t ag;
+    tm_allgather_create(&ag, (maxb + npes - 1) / npes, CHANNELS);
+    size_t chosen = ag.oneshot_max;
     char *out, *sym = (char *)tm_malloc(maxb);
     TM_CUDA(cudaMalloc(&out, maxb));
     TM_CUDA(cudaMemset(out, me + 1, maxb));
     std::vector<char *> peer;
     if (use_nccl) ipc_open(out, peer);
-    int right = (me + 1) % npes, left = (me + npes - 1) % npes;
     auto none = [] {};
     std::vector<row> rows;
+    size_t last_oneshot_win = 0, first_ring_win = 0;
     for (size_t bytes : sizes) {
         size_t part = bytes / npes;
-        double lo, hi, us[4] = { 0, 0, 0, 0 }, l4[4], h4[4];
-        us[0] = median_us(none, [&] {
-            for (int s = 0; s < npes - 1; s++) /* send the piece that came last, take the next */
-                tm_ring_stream_channels(rs, CHANNELS, right, out + (size_t)((me - s + npes) % npes) * part,
-                                        left, out + (size_t)((me - s - 1 + npes) % npes) * part, part, st);
-        }, none, &l4[0], &h4[0]);
-        us[1] = median_us(none, [&] {
+        double lo, hi, us[6] = { 0, 0, 0, 0, 0, 0 }, l6[6], h6[6];
+        auto mine = [&] { tm_allgather(&ag, out + me * part, out, part, st); };
+        ag.oneshot_max = chosen;
+        us[0] = median_us(none, mine, none, &l6[0], &h6[0]);
+        ag.oneshot_max = 0;
+        us[1] = median_us(none, mine, none, &l6[1], &h6[1]);
+        if (part <= ag.area) {
+            ag.oneshot_max = (size_t)-1;
+            us[2] = median_us(none, mine, none, &l6[2], &h6[2]);
+        }
+        ag.oneshot_max = chosen;
+        us[3] = median_us(none, [&] {
             for (int p = 0; p < npes; p++)
                 if (p != me) nvshmemx_putmem_on_stream(sym + me * part, sym + me * part, part, p, st);
             nvshmemx_barrier_all_on_stream(st);
-        }, none, &l4[1], &h4[1]);
+        }, none, &l6[3], &h6[3]);
         if (use_nccl) {
-            us[2] = median_us(none, [&] {
+            us[4] = median_us(none, [&] {
                 for (int p = 0; p < npes; p++)
                     if (p != me)
                         TM_CUDA(cudaMemcpyAsync(peer[p] + me * part, out + me * part, part, cudaMemcpyDeviceToDevice, st));
                 ipc_done();
             }, none, &lo, &hi);
-            us[3] = median_us(none, [&] { NCCL(ncclAllGather(out + me * part, out, part, ncclChar, comm, st)); }, none, &l4[3], &h4[3]);
+            us[5] = median_us(none, [&] { NCCL(ncclAllGather(out + me * part, out, part, ncclChar, comm, st)); }, none, &l6[5], &h6[5]);
         }
-        line("allgather", "tshmem", bytes, us[0], l4[0], h4[0]);
-        int b = use_nccl ? 3 : 1;
-        line("allgather", use_nccl ? "nccl" : "nvshmem", bytes, us[b], l4[b], h4[b]);
+        if (us[2] > 0 && us[2] < us[1]) last_oneshot_win = bytes;
+        if (us[2] > 0 && us[1] <= us[2] && !first_ring_win) first_ring_win = bytes;
+        line("allgather", "tshmem", bytes, us[0], l6[0], h6[0]);
+        int b = use_nccl ? 5 : 3;
+        line("allgather", use_nccl ? "nccl" : "nvshmem", bytes, us[b], l6[b], h6[b]);
         row rw = { bytes, { 0, 0, 0, 0, 0, 0 } };
-        for (int i = 0; i < 4; i++) rw.gbps[i] = us[i] > 0 ? bytes / us[i] / 1e3 : 0;
+        for (int i = 0; i < 6; i++) rw.gbps[i] = us[i] > 0 ? bytes / us[i] / 1e3 : 0;
         rows.push_back(rw);
     }
-    const char *names[] = { "your_ring", "nvshmem_put", "cuda_ipc", "nccl" };
-    side_table("allgather, bytes of the whole output; your_ring: over 32 channels", names, 4, rows);
+    const char *names[] = { "tm_allgather", "ring_x32", "one_shot", "nvshmem_put", "cuda_ipc", "nccl" };
+    side_table("allgather, bytes of the whole output; tm_allgather: one shot up to oneshot_max, "
+               "then the ring; ring_x32 and one_shot: each path forced", names, 6, rows);
+    if (me == 0)
+        printf("# selector: oneshot_max = %zu bytes of output; one shot beat the ring up to %zu "
+               "bytes, the ring first won at %zu (0: never, in these sizes)\n", chosen,
+               last_oneshot_win, first_ring_win);
     if (use_nccl) ipc_close(peer);
-    for (tm_ring_t &x : rs) tm_ring_destroy(&x);
+    tm_allgather_destroy(&ag);
     nvshmem_free(sym);
     cudaFree(out);
 }
