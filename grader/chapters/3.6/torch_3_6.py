@@ -94,14 +94,19 @@ def train(me, n, steps=30):
 REPS, WARM = 30, 5
 
 
-def timed(fn, reps=REPS):
+def timed(fn, reps=REPS, lead_us=0):
     """Each call on its own: every PE idle and past a barrier, CUDA events around the call on
     PyTorch's current stream; per call the slowest PE's time, then the median of reps (and the
-    least and the most), in microseconds."""
+    least and the most), in microseconds. lead_us: the stream first sleeps that long on the GPU
+    (torch.cuda._sleep), so that the host has queued the call before its start event: the time
+    is then the GPU's alone, as in a training loop whose host runs ahead; with 0 the host's cost
+    of starting the call (Python, the launch) is in it too."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
     for r in range(WARM + reps):
         ts.barrier_all()  # the device idle, then every PE
+        if lead_us:
+            torch.cuda._sleep(int(lead_us * CYCLES_PER_US))
         start.record()
         fn()
         end.record()
@@ -122,6 +127,11 @@ def line(op, impl, n, nbytes, us, bus=True):
           f"busbw_GBps={alg * 2 * (n - 1) / n if n > 1 else alg:.2f}", flush=True)
 
 
+CYCLES_PER_US = 2000  # about the SM clock in MHz of an H100 or H200 (only roughly needed)
+LEAD_US = 500     # an allreduce: its host side (Python, checks, the launch) takes tens of us
+STEP_LEAD_US = 4000  # a training step: PyTorch's host side launches dozens of kernels
+
+
 def bench(me, n):
     path = f"/tmp/tshmem-nccl-{os.environ.get('OMPI_COMM_WORLD_JOBID', os.getppid())}"
     if me == 0 and os.path.exists(path):
@@ -137,9 +147,12 @@ def bench(me, n):
         mine, theirs = ts.zeros(size // 4), torch.zeros(size // 4, device="cuda")
         for impl, fn in (("tshmem", lambda: ts.allreduce_(mine)),
                          ("nccl", lambda: dist.all_reduce(theirs))):
-            us = timed(fn)
+            us = timed(fn, lead_us=LEAD_US)
+            host = timed(fn)
             if me == 0:
                 line("allreduce", impl, n, size, us)
+                print(f"# allreduce {impl} {size} bytes with the host's launch in the time: "
+                      f"{host[0]:.1f} us (min {host[1]:.1f})", flush=True)
         ts.free(mine)
         size *= 4
     # The allreduce's grid at the large sizes (the module's default is the first).
@@ -147,7 +160,7 @@ def bench(me, n):
         mine = ts.zeros(size // 4)
         for ctas, threads in ((128, 1024), (64, 1024), (32, 512)):
             ts._C._tune(ctas, threads)
-            med, lo, hi = timed(lambda: ts.allreduce_(mine))
+            med, lo, hi = timed(lambda: ts.allreduce_(mine), lead_us=LEAD_US)
             if me == 0:
                 print(f"# grid {ctas} x {threads}: {size >> 20} MiB in {med:.1f} us "
                       f"({size / med / 1e3 * 2 * (n - 1) / n:.1f} GB/s bus)", flush=True)
@@ -185,11 +198,14 @@ def bench(me, n):
     o3 = torch.optim.SGD(alone.parameters(), lr=0.01)
     nbytes = sum(p.numel() * 4 for p in ours.parameters())
     for impl, fn in (("tshmem", step_ours), ("nccl", step_theirs), ("none", step_alone)):
-        us = timed(fn)
+        us = timed(fn, lead_us=STEP_LEAD_US)
+        host = timed(fn)
         if me == 0 and impl != "none":
             line("ddp_step", impl, n, nbytes, us, bus=False)
-        elif me == 0:
-            print(f"# the same step with no communication: {us[0]:.1f} us", flush=True)
+        if me == 0:
+            print(f"# ddp_step {impl}: {us[0]:.1f} us (min {us[1]:.1f}); with the host's launch "
+                  f"in the time {host[0]:.1f} us (min {host[1]:.1f})"
+                  f"{' (no communication)' if impl == 'none' else ''}", flush=True)
     dist.destroy_process_group()
     if me == 0:
         os.unlink(path)

@@ -33,7 +33,7 @@
 #include <time.h>
 #include <vector>
 
-#define REPS 20
+#define REPS 30
 #define WARM 3
 static int me, npes;
 static cudaStream_t st;
@@ -296,7 +296,7 @@ static void ipc_done(void)
 /* One row of a study's side table: GB/s of each way of moving the same bytes. */
 struct row {
     size_t bytes;
-    double gbps[6];
+    double gbps[8];
 };
 static void side_table(const char *title, const char *const *names, int n,
                        const std::vector<row> &rows)
@@ -339,8 +339,11 @@ static void study_p2p(const std::vector<size_t> &sizes)
     auto none = [] {};
     std::vector<row> rows;
     for (size_t bytes : sizes) {
-        double lo, hi, us[6] = { 0, 0, 0, 0, 0, 0 }, l5[6], h5[6];
+        double lo, hi, us[7] = { 0, 0, 0, 0, 0, 0, 0 }, l5[7], h5[7];
         us[5] = median_us(none, [&] { tm_ring_stream(&r, right, src, left, dst, bytes, st); }, none, &lo, &hi);
+        tm_launch_collective = 1; /* the same ring, each call a cooperative launch */
+        us[6] = median_us(none, [&] { tm_ring_stream_channels(rs, CHANNELS, right, src, left, dst, bytes, st); }, none, &lo, &hi);
+        tm_launch_collective = 0;
         us[0] = median_us(none, [&] { tm_ring_stream_channels(rs, CHANNELS, right, src, left, dst, bytes, st); }, none, &l5[0], &h5[0]);
         us[1] = median_us(none, [&] { nvshmemx_putmem_on_stream(sym, src, bytes, right, st); nvshmemx_barrier_all_on_stream(st); }, none, &l5[1], &h5[1]);
         us[3] = median_us(none, [&] { TM_CUDA(cudaMemcpyAsync(nvshmem_ptr(sym, right), src, bytes, cudaMemcpyDeviceToDevice, st)); nvshmemx_barrier_all_on_stream(st); }, none, &lo, &hi);
@@ -356,25 +359,29 @@ static void study_p2p(const std::vector<size_t> &sizes)
         line("ring", "tshmem", bytes, us[0], l5[0], h5[0]);
         int b = use_nccl ? 4 : 1;
         line("ring", use_nccl ? "nccl" : "nvshmem", bytes, us[b], l5[b], h5[b]);
-        row rw = { bytes, { 0, 0, 0, 0, 0, 0 } };
-        for (int i = 0; i < 6; i++) rw.gbps[i] = us[i] > 0 ? bytes / us[i] / 1e3 : 0;
+        row rw = { bytes, { 0, 0, 0, 0, 0, 0, 0, 0 } };
+        for (int i = 0; i < 7; i++) rw.gbps[i] = us[i] > 0 ? bytes / us[i] / 1e3 : 0;
         rows.push_back(rw);
     }
-    if (sweep) /* channels x slots per ring x slot size, at 512 threads a block */
+    if (sweep) /* channels x slots per ring x slot size x threads a block */
         for (size_t bytes : { (size_t)16 << 20, (size_t)256 << 20, (size_t)1 << 30 })
             for (int ch : { 16, 32 })
                 for (int nslots : { 8, 16 })
-                    for (size_t slot : { (size_t)64 << 10, (size_t)256 << 10, (size_t)512 << 10 }) {
-                        if (bytes > maxb) continue;
-                        tm_ring_t more[32];
-                        for (int c = 0; c < ch; c++) tm_ring_create(&more[c], nslots, slot);
-                        double lo, hi, us = median_us(none, [&] { tm_ring_stream_channels(more, ch, right, src, left, dst, bytes, st); }, none, &lo, &hi);
-                        if (me == 0) printf("# sweep ring channels=%d slots=%d slot=%zu %zu bytes: %.1f us, %.1f GB/s\n", ch, nslots, slot, bytes, us, bytes / us / 1e3);
-                        for (int c = 0; c < ch; c++) tm_ring_destroy(&more[c]);
-                    }
-    const char *names[] = { "ring_x32", "nvshmem_put", "cuda_ipc", "ptr_copy", "nccl_p2p", "ring_x1" };
+                    for (size_t slot : { (size_t)256 << 10, (size_t)512 << 10, (size_t)1 << 20, (size_t)2 << 20 })
+                        for (int threads : { 512, 1024 }) {
+                            if (bytes > maxb || (size_t)npes * ch * nslots * slot > ((size_t)1 << 30)) continue;
+                            tm_ring_t more[32];
+                            for (int c = 0; c < ch; c++) tm_ring_create(&more[c], nslots, slot);
+                            tm_ring_threads = threads;
+                            double lo, hi, us = median_us(none, [&] { tm_ring_stream_channels(more, ch, right, src, left, dst, bytes, st); }, none, &lo, &hi);
+                            tm_ring_threads = 512;
+                            if (me == 0) printf("# sweep ring channels=%d slots=%d slot=%zu threads=%d %zu bytes: %.1f us, %.1f GB/s\n", ch, nslots, slot, threads, bytes, us, bytes / us / 1e3);
+                            for (int c = 0; c < ch; c++) tm_ring_destroy(&more[c]);
+                        }
+    const char *names[] = { "ring_x32", "nvshmem_put", "cuda_ipc", "ptr_copy", "nccl_p2p", "ring_x1", "x32_coop" };
     side_table("point to point, every PE to its right neighbour; ring_x32: your ring over 32 "
-               "channels, ring_x1: over one", names, 6, rows);
+               "channels, ring_x1: over one, x32_coop: over 32, each call a cooperative launch",
+               names, 7, rows);
     if (use_nccl) ipc_close(peer);
     for (tm_ring_t &x : rs) tm_ring_destroy(&x);
     tm_ring_destroy(&r);
