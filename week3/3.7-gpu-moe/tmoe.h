@@ -35,9 +35,12 @@ void tm_finalize(void);
 void *tm_malloc(size_t bytes);                 /* nvshmem_malloc, zeroed, or a sentence */
 int tm_pes_per_gpu(void);                      /* 1, or more where PEs share a GPU */
 /* Launches `kernel` on this PE with every block resident at once (a kernel that waits for
- * another PE needs that), or stops with a sentence naming `who`. */
+ * another PE needs that), or stops with a sentence naming `who`: a plain launch where the grid
+ * fits on the GPU at once and each PE has its own GPU, else nvshmemx_collective_launch (always,
+ * where tm_launch_collective is 1: the study compares the two). */
 void tm_launch(const void *kernel, int blocks, int threads, void **args, cudaStream_t st,
                const char *who);
+extern int tm_launch_collective;
 /* 1 where the same-node fast path (loads and stores through nvshmem_ptr) may be used: the
  * default; TMOE_NO_P2P=1 in the environment turns it off, so that every byte goes through
  * NVSHMEM's puts (what a peer on another node gets). */

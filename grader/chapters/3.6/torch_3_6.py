@@ -99,14 +99,17 @@ def timed(fn, reps=REPS, lead_us=0):
     PyTorch's current stream; per call the slowest PE's time, then the median of reps (and the
     least and the most), in microseconds. lead_us: the stream first sleeps that long on the GPU
     (torch.cuda._sleep), so that the host has queued the call before its start event: the time
-    is then the GPU's alone, as in a training loop whose host runs ahead; with 0 the host's cost
-    of starting the call (Python, the launch) is in it too."""
+    is then the GPU's alone, as in a training loop whose host runs ahead, and a one-float NCCL
+    allreduce after the sleep lines the PEs' streams up (else the PEs' skew leaving the host
+    barrier is in every small call's time); with 0 the host's cost of starting the call (Python,
+    the launch) is in it too."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
+    times, align = [], torch.zeros(1, device="cuda")
     for r in range(WARM + reps):
         ts.barrier_all()  # the device idle, then every PE
         if lead_us:
             torch.cuda._sleep(int(lead_us * CYCLES_PER_US))
+            dist.all_reduce(align)  # on the GPUs: every PE's stream leaves it together
         start.record()
         fn()
         end.record()
