@@ -84,7 +84,7 @@ __global__ void oneshot_allreduce_kernel(float *data, float *slots, uint64_t *fl
     const size_t area = TG_AR_ONESHOT_MAX / sizeof(float); /* floats of one PE's slot */
     size_t at = (size_t)b * per, len = count - at < per ? count - at : per;
     (void)data; (void)slots; (void)flags;
-    TSHMEM_TODO("One-shot allreduce for small buffers", "put this block's slice into slot `me` of every other PE's landing area (the par half) with its flag set to seq, wait for every other PE's flag, then sum the n slices in PE order 0 .. n - 1 into data");
+    TSHMEM_TODO("One-shot allreduce for small buffers", "put this block's slice into slot `me` of every other PE's landing area (the par half), all of the puts first; then one fence and every peer's flag set to seq, and a quiet (data is rewritten below); wait for every other PE's flag, then sum the n slices in PE order 0 .. n - 1 into data");
 }
 
 /* Provided: a plain launch where every block fits on the GPU at once (no block of either kernel

@@ -313,14 +313,18 @@ static int reducible(const char *func, PyObject *t, char **data, size_t *count)
     return 0;
 }
 
-/* _tune(ctas, threads): the most blocks an allreduce uses and their size (the study compares
- * them); every PE must pass the same. */
+/* _tune(ctas, threads[, min_chunk]): the most blocks an allreduce uses, their size and the
+ * least floats of a chunk (the study compares them); every PE must pass the same. */
 static PyObject *py_tune(PyObject *, PyObject *args)
 {
     int ctas, threads;
+    long long min_chunk = 0;
     NEED_LIVE("_tune");
-    if (!PyArg_ParseTuple(args, "ii", &ctas, &threads))
+    if (!PyArg_ParseTuple(args, "ii|L", &ctas, &threads, &min_chunk))
         return NULL;
+    if (min_chunk < 0)
+        return fail(PyExc_ValueError, "tshmem_cuda._tune: min_chunk = %lld floats: give 0 (keep "
+                    "it) or more.", min_chunk);
     if (ctas < 1 || ctas > TG_AR_MAX_CTAS || threads < 32 || threads > 1024 || threads % 32)
         return fail(PyExc_ValueError, "tshmem_cuda._tune: %d blocks of %d threads: 1 to %d "
                     "blocks of 32 to 1024 threads (a multiple of 32).", ctas, threads,
@@ -328,6 +332,8 @@ static PyObject *py_tune(PyObject *, PyObject *args)
     TG_CUDA(cudaDeviceSynchronize()); /* no allreduce is running with the old grid */
     ar.ctas = ctas;
     ar.threads = threads;
+    if (min_chunk)
+        ar.min_chunk = (size_t)min_chunk;
     Py_RETURN_NONE;
 }
 
@@ -391,7 +397,7 @@ static PyMethodDef methods[] = {
     {"free", py_free, METH_VARARGS, "free(t) (collective)"},
     {"_peer", py_peer, METH_VARARGS, "_peer(t, pe, shape, strides, code, bits)"},
     {"_allreduce", py_allreduce, METH_VARARGS, "_allreduce(t, stream)"},
-    {"_tune", py_tune, METH_VARARGS, "_tune(ctas, threads): the allreduce's grid"},
+    {"_tune", py_tune, METH_VARARGS, "_tune(ctas, threads[, min_chunk]): the allreduce's grid"},
     {"_start", py_start, METH_VARARGS, "_start(t, compute_stream, comm_stream) -> event"},
     {"_wait", py_wait, METH_VARARGS, "_wait(event, stream)"},
     {NULL, NULL, 0, NULL},

@@ -169,6 +169,17 @@ def bench(me, n):
                       f"({size / med / 1e3 * 2 * (n - 1) / n:.1f} GB/s bus)", flush=True)
         ts._C._tune(128, 1024)
         ts.free(mine)
+    # The least chunk (floats) at the middle sizes, where few blocks carry a call.
+    for size in (1 << 20, 4 << 20, 16 << 20):
+        mine = ts.zeros(size // 4)
+        for min_chunk in (16384, 4096):
+            ts._C._tune(128, 1024, min_chunk)
+            med, lo, hi = timed(lambda: ts.allreduce_(mine), lead_us=LEAD_US)
+            if me == 0:
+                print(f"# min_chunk {min_chunk}: {size >> 20} MiB in {med:.1f} us "
+                      f"({size / med / 1e3 * 2 * (n - 1) / n:.1f} GB/s bus)", flush=True)
+        ts._C._tune(128, 1024, 16384)
+        ts.free(mine)
     torch.manual_seed(0)
 
     def mlp():

@@ -118,12 +118,17 @@ __global__ void oneshot_allreduce_kernel(float *data, float *slots, uint64_t *fl
     int me = nvshmem_my_pe(), n = nvshmem_n_pes(), b = blockIdx.x, par = (int)(seq & 1);
     const size_t area = TG_AR_ONESHOT_MAX / sizeof(float); /* floats of one PE's slot */
     size_t at = (size_t)b * per, len = count - at < per ? count - at : per;
-    /* BEGIN SOLUTION (One-shot allreduce for small buffers): put this block's slice into slot `me` of every other PE's landing area (the par half) with its flag set to seq, wait for every other PE's flag, then sum the n slices in PE order 0 .. n - 1 into data */
+    /* BEGIN SOLUTION (One-shot allreduce for small buffers): put this block's slice into slot `me` of every other PE's landing area (the par half), all of the puts first; then one fence and every peer's flag set to seq, and a quiet (data is rewritten below); wait for every other PE's flag, then sum the n slices in PE order 0 .. n - 1 into data */
     float *mine = slots + ((size_t)par * n + me) * area + at; /* where my slice lands on a peer */
-    for (int i = 1; i < n; i++) /* blocking puts: data may be overwritten once they return */
-        nvshmemx_putmem_signal_block(mine, data + at, len * sizeof(float),
-                                     slot_flag(flags, n, par, me, b), seq, NVSHMEM_SIGNAL_SET,
-                                     (me + i) % n);
+    for (int i = 1; i < n; i++) /* every peer's copy in flight at once */
+        nvshmemx_putmem_nbi_block(mine, data + at, len * sizeof(float), (me + i) % n);
+    __syncthreads(); /* every thread's part of every put is issued */
+    if (threadIdx.x == 0) {
+        nvshmem_fence(); /* on every peer, the slice lands before its flag */
+        for (int i = 1; i < n; i++)
+            nvshmemx_signal_op(slot_flag(flags, n, par, me, b), seq, NVSHMEM_SIGNAL_SET, (me + i) % n);
+        nvshmem_quiet(); /* the puts have read data: it may be overwritten */
+    }
     for (int p = 0; p < n; p++)
         if (p != me) wait_flag(slot_flag(flags, n, par, p, b), seq);
     for (size_t i = threadIdx.x; i < len; i += blockDim.x) {

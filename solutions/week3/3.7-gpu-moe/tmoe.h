@@ -116,8 +116,9 @@ void tm_ring_stream_channels(tm_ring_t *rings, int channels, int to, const void 
 #define TM_AG_CTAS 32              /* blocks of the one-shot kernel, at most */
 #define TM_AG_SLICE 4096           /* bytes: the least one block of the one-shot path moves */
 #define TM_AG_AREA_MAX (32u << 20) /* bytes: the largest part the landing areas are made for */
-#define TM_AG_ONESHOT_MAX (4u << 20) /* bytes of output: the default of oneshot_max (the study's
-                                        crossover on two and four GPUs, book/3.7-gpu-moe.md) */
+#define TM_AG_ONESHOT_MAX (16u << 20) /* bytes of output: the default of oneshot_max (the
+                                         study's crossover on two and four H200s: one shot won
+                                         to 8 MiB on two, 16 MiB on four; book/3.7-gpu-moe.md) */
 typedef struct {
     tm_ring_t rings[TM_MAX_CHANNELS]; /* the ring path: channels rings of 16 slots of 512 KiB */
     int channels;
