@@ -124,7 +124,8 @@ __global__ void oneshot_allreduce_kernel(float *data, float *slots, uint64_t *fl
         nvshmemx_putmem_nbi_block(mine, data + at, len * sizeof(float), (me + i) % n);
     __syncthreads(); /* every thread's part of every put is issued */
     if (threadIdx.x == 0) {
-        nvshmem_fence(); /* on every peer, the slice lands before its flag */
+        __threadfence_system(); /* the block's stores over NVLink are visible, */
+        nvshmem_fence();        /* and any other transport's puts land, before the flags */
         for (int i = 1; i < n; i++)
             nvshmemx_signal_op(slot_flag(flags, n, par, me, b), seq, NVSHMEM_SIGNAL_SET, (me + i) % n);
         nvshmem_quiet(); /* the puts have read data: it may be overwritten */
