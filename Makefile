@@ -77,7 +77,7 @@ pe-3_6: $(BUILD)/bin/pe_3_6
 # A GPU chapter's names, tests and GPUs, for tools/gpu-env and tools/gpu-test on a GPU
 # machine that may have no grader: make -s print-chapter ID=3.3.
 CHAPTER_3.3 := id=3.3 week=3 slug=gpu kind=gpu tag=3_3 dir=week3/3.3-gpu book=book/3.3-gpu.md grading=grader/chapters/3.3 suite=test_3_3 suite_src=grader/chapters/3.3/test_3_3.cu pe=pe_3_3 pe_src=grader/chapters/3.3/pe_3_3.c bench=bench_3_3 bench_src=grader/chapters/3.3/bench_3_3.cu make_target=pe-3_3 min_gpus=2 all_gpus=0 gpu_tests=bootstrap,ring_shift,ring_bcast,allreduce,put
-CHAPTER_3.7 := id=3.7 week=3 slug=gpu-moe kind=gpu tag=3_7 dir=week3/3.7-gpu-moe book=book/3.7-gpu-moe.md grading=grader/chapters/3.7 suite=test_3_7 suite_src=grader/chapters/3.7/test_3_7.cu pe=pe_3_7 pe_src=grader/chapters/3.7/pe_3_7.c bench=bench_3_7 bench_src=grader/chapters/3.7/bench_3_7.cu make_target=pe-3_7 min_gpus=1 all_gpus=1 gpu_tests=ring,dispatch,combine,layers,no_p2p,low_latency
+CHAPTER_3.7 := id=3.7 week=3 slug=gpu-moe kind=gpu tag=3_7 dir=week3/3.7-gpu-moe book=book/3.7-gpu-moe.md grading=grader/chapters/3.7 suite=test_3_7 suite_src=grader/chapters/3.7/test_3_7.cu pe=pe_3_7 pe_src=grader/chapters/3.7/pe_3_7.c bench=bench_3_7 bench_src=grader/chapters/3.7/bench_3_7.cu make_target=pe-3_7 min_gpus=1 all_gpus=1 gpu_tests=ring,dispatch,combine,layers,no_p2p,low_latency,allgather
 # The README's commands: install what is missing, build, grade a week's chapters.
 WEEKS := week1 week2 week3
 week1: deps
