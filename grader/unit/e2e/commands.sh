@@ -238,6 +238,15 @@ if mpicc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Iinclude -Igrader/pe grader/
     'PE 1: last step \"waiting for a signal nobody sends\"'
   if command -v gdb >/dev/null; then
     expect "with gdb, where each PE waited" "$hang/report.jsonl" "in tshmem_uint64_wait_until"
+    expect "with gdb, a PE looping in its own code is named as such, not as a wait" \
+      "$hang/report.jsonl" "timed out after 8 s: 2 PEs, scenario spin" \
+      "PE 0 was not waiting: it was running its own code, in count_forever (grader/unit/fixtures/pe_hang.c:" \
+      "The PEs in a wait are most likely waiting for it"
+    if grep -F "scenario spin" "$hang/report.jsonl" | grep -qF "waits for a signal nobody sends"; then
+      not_ok "the looping PE's report does not speak of a signal nobody sends" "$(cat "$hang/report.jsonl")"
+    else
+      ok "the looping PE's report does not speak of a signal nobody sends"
+    fi
   fi
   no_leftovers "a hung job leaves nothing running"
   left=$(ls /dev/shm | grep -F -- "$job_id")
