@@ -41,4 +41,9 @@ struct roadmap_totals {
 };
 struct roadmap_totals roadmap_sum(const struct course *c, const struct roadmap_row *rows);
 
+/* The optional chapters (those that need hardware: the GPU chapters), which the totals leave
+ * out: their ids, "3.3 and 3.7", in ids; "3.3 needs 2 GPUs + NVSHMEM, 3.7 needs ..." in needs (may be
+ * NULL). Returns how many there are. */
+int roadmap_optional(const struct course *c, char *ids, size_t len, char *needs, size_t nlen);
+
 #endif

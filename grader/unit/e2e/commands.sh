@@ -43,7 +43,17 @@ for term in "" dumb no-such-terminal; do
 done
 "$G" >"$out" 2>&1 </dev/null
 expect "grader with no terminal prints the summary" "$out" "1.1   Initialization & bootstrap" \
-  "3.2   Pipeline-parallel handoff" "0 of 15 chapters done" "Next: grader test 1.1"
+  "3.2   Pipeline-parallel handoff" "0 of $counted chapters done" "Next: grader test 1.1"
+width=$(LC_ALL=C.UTF-8 wc -L <"$out")
+[ "$width" -le 80 ] && ok "the summary fits 80 columns" ||
+  not_ok "the summary fits 80 columns" "widest line: $width" "$(cat "$out")"
+if [ -n "$optional_ids" ]; then
+  expect "the summary says which chapters are optional and left out of the counts" "$out" \
+    "Optional: $optional_ids, left out of the chapters done and the points"
+fi
+cols=$(grep -E '^[0-9]+\.[0-9]+ ' "$out" | awk '{ print index($0, "stub") }' | sort -u | wc -l)
+[ "$cols" -eq 1 ] && ok "every row of the summary has its columns in line" ||
+  not_ok "every row of the summary has its columns in line" "$(cat "$out")"
 
 # ---- hints: one more each call, counted ------------------------------------------------------
 for i in 1 2 3 4; do "$G" hint 1.3 >"$course/hint$i.txt" 2>&1; done
@@ -163,7 +173,7 @@ expect "the reference's 1.1 passes, with points" "$out" "12 of 12 tests, 19 of 1
 [ $rc -eq 0 ] && ok "a passing test exits 0" || not_ok "a passing test exits 0" "exit $rc"
 "$G" session end >"$out" 2>&1
 expect "session end prints the session card" "$out" "### Study session: finish chapter 1.1" \
-  "chapters passed: 1.1 Initialization & bootstrap" "tests fixed: 12" "hints used: 0" "now: 1/15 chapters done"
+  "chapters passed: 1.1 Initialization & bootstrap" "tests fixed: 12" "hints used: 0" "now: 1/$counted chapters done"
 expect "the session is kept in progress" .tshmem-progress.json '"goal": "finish chapter 1.1"' '"tests_fixed": 12'
 
 # ---- a regression: 1.1 breaks while working on 1.2 ---------------------------------------------
