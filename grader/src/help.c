@@ -57,7 +57,7 @@ static const struct command_help helps[] = {
      "--yes is given; an older backup is never overwritten.\n"},
     {"card",
      "usage: grader card [--week N] [--format chat|markdown] [--json [--name NAME]]\n"
-     "       grader card --merge A.json B.json ... [--format markdown]\n\n"
+     "       grader card [--week N] --merge A.json B.json ... [--format markdown]\n\n"
      "Prints a progress card to paste in your study group's chat: a list with done (✅), in\n"
      "progress (🚧) and to do (⬜) per chapter, in bold where there is something to say:\n"
      "points, tests, TODOs left, the best benchmark ratios. It renders in Discord (no table)\n"
@@ -65,7 +65,9 @@ static const struct command_help helps[] = {
      "for places that render tables (Code / Test / Points / Perf columns).\n"
      "--json prints the card's facts for a group card (--name NAME, else your user name).\n"
      "--merge puts several members' --json cards side by side in one group card: a line per\n"
-     "member with an emoji per chapter, then who is where in the chapters under way.\n"},
+     "member with an emoji per chapter and the day their card was made (with its age when it\n"
+     "is two days old or more), then who is where in the chapters under way. When that does\n"
+     "not fit one message, it says which --week N card shows the rest.\n"},
     {"session",
      "usage: grader session start \"GOAL\" | grader session end | grader session status\n\n"
      "A study session log. start notes the time, your goal and where you are; end prints a\n"

@@ -34,6 +34,8 @@ void roadmap_rows(const struct course *c, struct progress *p, struct roadmap_row
         r->has_bench = chapter_bench_source(c, ch, path, sizeof path);
         r->vs_mpi = pg_real(bench, "vs_mpi");
         r->vs_ref = pg_real(bench, "vs_ref");
+        const char *last = json_string_value(json_object_get(chp, "last_run"));
+        snprintf(r->last_run, sizeof r->last_run, "%s", last ? last : "");
         int declared_points = 0, declared = chapter_declared(c, ch, &declared_points);
         roadmap_reconcile(r, declared, declared_points);
     }

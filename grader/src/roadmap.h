@@ -20,6 +20,7 @@ struct roadmap_row {
     int changed;           /* the course's tests for it changed since its last run */
     int run_total, run_max_points; /* what that last run counted */
     double vs_mpi, vs_ref; /* best speed ratios, 0 when never measured */
+    char last_run[32];     /* when its tests last ran ("2026-11-21T15:30:00"), or "" */
 };
 
 /* A row read from the progress file, against the tests the chapter's suite declares now. Not

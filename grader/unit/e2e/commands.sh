@@ -103,7 +103,7 @@ cp week1/1.1-init/init.c "$course/init.c.saved"
 echo 'this is not C' >>week1/1.1-init/init.c
 "$G" test 1.1 >"$out" 2>&1
 expect "a chapter that does not build keeps its totals and says what to fix" "$out" \
-  "the build failed; the compiler said:" "0/12   0/19  pts  does not build: fix the compiler's first error above"
+  "the build failed; the compiler said:" "0/12   0/19  pts  does not build:" "fix the compiler's first error above"
 cp "$course/init.c.saved" week1/1.1-init/init.c
 printf 'int tshmem_probe_of_warnings(int x);\nint tshmem_probe_of_warnings(int x)\n{\n    int unused;\n    return x;\n}\n' \
   >>week1/1.1-init/init.c
@@ -214,6 +214,44 @@ expect "card --merge puts the members side by side" "$out" "group card · 2 memb
 [ $rc -eq 0 ] && ok "card --merge exits 0" || not_ok "card --merge exits 0" "exit $rc" "$(cat "$out")"
 "$G" card --merge "$course/alice.json" "$course/bob.json" --format markdown >"$out" 2>&1
 expect "card --merge --format markdown is a table" "$out" "| chapter | alice | bob |" "| 1.1 | Initialization & bootstrap | 🚧"
+today=$(date +%Y-%m-%d)
+"$G" card --merge "$course/alice.json" "$course/bob.json" >"$out" 2>&1
+expect "the group card says when each member's card was made" "$out" "pts · updated $today"
+old=$(date -d "10 days ago" +%Y-%m-%d)
+sed "s/\"name\": \"alice\"/\"name\": \"carol\"/; s/\"updated\": \"$today/\"updated\": \"$old/" \
+  "$course/alice.json" >"$course/carol.json"
+"$G" card --merge "$course/alice.json" "$course/carol.json" >"$out" 2>&1
+expect "a stale card shows: its day and its age" "$out" "updated $old ⚠️ 10 days ago"
+if grep -F "**alice**" "$out" | grep -qF "⚠️"; then not_ok "a fresh card has no age warning" "$(cat "$out")"; else
+  ok "a fresh card has no age warning"; fi
+# 24 members with every chapter under way: more than one message holds
+python3 - "$course/alice.json" "$course" <<'PY'
+import json, sys
+card = json.load(open(sys.argv[1]))
+for ch in card["chapters"]:
+    if ch["available"]:
+        ch.update(status="in progress", passed=3, total=9, vs_mpi=1.25)
+for k in range(24):
+    card["name"] = "member-with-a-long-name-%02d" % k
+    json.dump(card, open("%s/m%02d.json" % (sys.argv[2], k), "w"))
+PY
+"$G" card --merge "$course"/m*.json >"$out" 2>&1
+chars=$(LC_ALL=C.UTF-8 wc -m <"$out")
+last_week=$(grep -oE -- '--week [0-9]+ --merge' "$out" | grep -oE '[0-9]+' | head -1)
+if [ "$chars" -le 2000 ] && grep -qF -- "more chapters: \`grader card --week" "$out" && [ -n "$last_week" ] &&
+   ! grep -qF -- "--format markdown" "$out"; then
+  ok "a group card too long for one message says which --week card shows the rest ($chars characters)"
+else
+  not_ok "a group card too long for one message says which --week card shows the rest" "$chars characters" "$(cat "$out")"
+fi
+if [ -n "$last_week" ]; then
+  "$G" card --week "$last_week" --merge "$course"/m*.json >"$out" 2>&1
+  chars=$(LC_ALL=C.UTF-8 wc -m <"$out")
+  expect "card --week $last_week --merge shows that week's chapters" "$out" "group card, week $last_week · 24 members" \
+    "- **$last_week."
+  [ "$chars" -le 2000 ] && ok "and fits one message ($chars characters)" ||
+    not_ok "and fits one message" "$chars characters" "$(cat "$out")"
+fi
 bad "merging nothing is a sentence" "name the members' cards" card --merge
 bad "merging a file that is not a card is a sentence" "is not a progress card" card --merge Makefile
 
