@@ -159,7 +159,8 @@ static int in_week(const struct course *c, int i, int week)
 }
 
 /* The chat form, into a string: members, then chapters under way (as many as fit). */
-static char *group_chat(const struct course *c, struct member *ms, int n, int max_rows, int week)
+static char *group_chat(const struct course *c, struct member *ms, int n, int max_rows, int week,
+                        int compact)
 {
     char *text = NULL, date[32];
     size_t len;
@@ -176,14 +177,14 @@ static char *group_chat(const struct course *c, struct member *ms, int n, int ma
     for (int j = 0; j < n; j++) {
         json_t *t = json_object_get(ms[j].card, "totals");
         fprintf(out, "- **%s** ", ms[j].name);
-        for (int i = 0, first = 1; i < c->n; i++) {
+        for (int i = 0, first = 1; i < c->n && !compact; i++) { /* compact: no emoji strip */
             if (!in_week(c, i, week))
                 continue;
             fprintf(out, "%s%s", !first && c->chapters[i].week != c->chapters[i - 1].week ? " " : "",
                     status_emoji(m_status(&ms[j], c->chapters[i].id)));
             first = 0;
         }
-        fprintf(out, " · %d/%d done · %d pts",
+        fprintf(out, "%s%d/%d done · %d pts", compact ? "" : " · ",
                 (int)json_integer_value(json_object_get(t, "done")),
                 (int)json_integer_value(json_object_get(t, "available")),
                 (int)json_integer_value(json_object_get(t, "points")));
@@ -191,7 +192,7 @@ static char *group_chat(const struct course *c, struct member *ms, int n, int ma
         fprintf(out, "\n");
     }
     char all_done[256] = "";
-    int rows = 0, left = 0, left_week = 0;
+    int rows = 0, left = 0, weeks[16] = {0}, nweeks = 0;
     for (int i = 0; i < c->n; i++) {
         const char *id = c->chapters[i].id;
         if (!in_week(c, i, week))
@@ -208,8 +209,9 @@ static char *group_chat(const struct course *c, struct member *ms, int n, int ma
         if (!started)
             continue;
         if (rows == max_rows) {
-            if (!left++)
-                left_week = c->chapters[i].week;
+            left++;
+            if (nweeks < 16 && (!nweeks || weeks[nweeks - 1] != c->chapters[i].week))
+                weeks[nweeks++] = c->chapters[i].week;
             continue;
         }
         if (rows++ == 0)
@@ -224,11 +226,18 @@ static char *group_chat(const struct course *c, struct member *ms, int n, int ma
         }
         fprintf(out, "\n");
     }
-    if (left && !week) /* a card of one week has room for them: a message of its own */
+    if (left && !week && nweeks == 1) /* a card of one week has room: a message of its own */
         fprintf(out, "- … and %d more chapter%s: `grader card --week %d --merge` with the same "
-                     "cards shows week %d's\n",
-                left, left == 1 ? "" : "s", left_week, left_week);
-    else if (left)
+                     "cards shows them\n",
+                left, left == 1 ? "" : "s", weeks[0]);
+    else if (left && !week) {
+        fprintf(out, "- … and %d more chapters: `grader card --week N --merge` with the same "
+                     "cards shows week N's (N = ",
+                left);
+        for (int k = 0; k < nweeks; k++)
+            fprintf(out, "%s%d", k == 0 ? "" : k == nweeks - 1 ? " or " : ", ", weeks[k]);
+        fprintf(out, ")\n");
+    } else if (left)
         fprintf(out, "- … and %d more chapter%s: merge fewer cards at a time to see them\n", left,
                 left == 1 ? "" : "s");
     if (all_done[0])
@@ -247,11 +256,12 @@ int card_merge(const struct course *c, int nfiles, char **files, int markdown, i
         group_markdown(stdout, c, ms, n, week);
     } else {
         /* as many chapters under way as fit in one message */
-        char *text = group_chat(c, ms, n, c->n, week);
-        for (int rows = c->n - 1; rows >= 0 && chat_length(text) > CHAT_LIMIT; rows--) {
-            free(text);
-            text = group_chat(c, ms, n, rows, week);
-        }
+        char *text = group_chat(c, ms, n, c->n, week, 0);
+        for (int compact = 0; compact < 2 && chat_length(text) > CHAT_LIMIT; compact++)
+            for (int rows = c->n; rows >= 0 && chat_length(text) > CHAT_LIMIT; rows--) {
+                free(text); /* fewer chapters under way, then members without their emoji */
+                text = group_chat(c, ms, n, rows, week, compact);
+            }
         fputs(text, stdout);
         free(text);
     }
