@@ -1,0 +1,13 @@
+/* bench_3_8.c: chapter 3.8's benchmark (see bench.h): the chapter's operation against its MPI
+ * or memcpy baseline, in the same run, one "bench op=... impl=..." line each.
+ * NEW-CHAPTER: what it measures, and how to run it by hand. */
+#include "bench.h"
+
+int main(int argc, char **argv)
+{
+    bench_args(argc, argv);
+    /* NEW-CHAPTER: measure with bench_measure and print with bench_report (see bench_3_2.c). */
+    fprintf(stderr, "bench_3_8: chapter 3.8's benchmark measures nothing yet: write its "
+                    "operations in grader/chapters/3.8/bench_3_8.c\n");
+    return 1;
+}
