@@ -311,6 +311,12 @@ int tshmem_lora_cache_home(const tshmem_lora_cache_t *c, uint64_t key)
     return home_of(c, key);
 }
 
+int tshmem_lora_cache_set(const tshmem_lora_cache_t *c, uint64_t key)
+{
+    cache_check(__func__, c);
+    return set_of(c, key);
+}
+
 int tshmem_lora_cache_n_tenants(const tshmem_lora_cache_t *c)
 {
     cache_check(__func__, c);
@@ -396,20 +402,20 @@ static int evict_locked(const tshmem_lora_cache_t *c, int home, struct lc_set *s
 }
 
 /* CLOCK over tenant t's slots at home: evicts one of its unpinned entries, giving a second
- * chance to those pinned since the hand last passed. 1 if it evicted one, 0 if none could go. */
+ * chance to those pinned since the hand last passed. 1 if it evicted one; 0 if none could go
+ * because its whole quota here is pinned; -1 if none could go now for a moment's reason (a slot
+ * of t being written or freed, count 0; another PE evicting the same one): try again. */
 static int clock_evict(const tshmem_lora_cache_t *c, int t, int home)
 {
     (void)c; (void)t; (void)home;
-    TSHMEM_TODO("Eviction: CLOCK over unpinned entries", "two turns of the hand (fetch-add on the tenant's hand word): skip others' and free slots and pinned ones, clear a set CLOCK bit, else evict the slot's entry under its set's lock");
+    TSHMEM_TODO("Eviction: CLOCK over unpinned entries", "two turns of the hand (fetch-add on the tenant's hand word): skip others' and free slots and pinned ones, clear a set CLOCK bit, else evict the slot's entry under its set's lock; none: 0 if quota[t] of t's slots are pinned (count them), else -1 (a moment's view: try again)");
 }
 
 /* A free slot for tenant t at home, within its quota: its number, its count still 0 (nobody
  * sees it yet), or -1 with a refusal when every slot of its quota there is pinned. */
 static int claim_slot(tshmem_lora_tenant_t *tn, int home, const char *func, uint64_t key)
 {
-    const tshmem_lora_cache_t *c = tn->cache;
-    int t = tn->id;
-    (void)home; (void)func; (void)key;
+    (void)tn; (void)home; (void)func; (void)key;
     TSHMEM_TODO("Claiming a slot", "fetch-add 1 on the tenant's usage at the home; past the quota: undo it and clock_evict (none: refuse EFULL) and try again; then CAS a free slot's owner from 0 to t + 1");
 }
 
@@ -457,9 +463,6 @@ int tshmem_lora_cache_insert(tshmem_lora_tenant_t *tn, uint64_t key, const void 
     int bad = key_blob_check(tn, func, key, blob, length);
     if (bad)
         return bad;
-    const tshmem_lora_cache_t *c = tn->cache;
-    int home = home_of(c, key), t = tn->id;
-    struct lc_set *set = set_at(c, set_of(c, key));
     TSHMEM_TODO("Inserting: claim an entry", "claim_slot, fill_slot (version 1); lock the set; the key there already: give the slot back (another tenant's: EPERM naming the owner, else EEXIST); else a free way gets key, tenant, then cur; none free: EFULL; unlock");
 }
 
@@ -482,9 +485,6 @@ int tshmem_lora_cache_pin(tshmem_lora_tenant_t *tn, uint64_t key, tshmem_lora_re
     if (ref == NULL)
         return refuse(tn, TSHMEM_LORA_EINVAL, func, "key %#llx: ref = NULL: pass a "
                       "tshmem_lora_ref_t to fill.", (unsigned long long)key);
-    const tshmem_lora_cache_t *c = tn->cache;
-    int home = home_of(c, key), t = tn->id;
-    struct lc_set *set = set_at(c, set_of(c, key));
     struct lc_pin *rec = NULL;
     for (int i = 0; i < TSHMEM_LORA_MAX_PINS && !rec; i++)
         if (!tn->pins[i].used)
@@ -493,8 +493,6 @@ int tshmem_lora_cache_pin(tshmem_lora_tenant_t *tn, uint64_t key, tshmem_lora_re
         return refuse(tn, TSHMEM_LORA_EINVAL, func, "key %#llx: this handle holds %d pins "
                       "already, the most it may: unpin some first.", (unsigned long long)key,
                       TSHMEM_LORA_MAX_PINS);
-    struct tshmem_spin spin;
-    tshmem_spin_init(&spin, func, &set->way[0].cur);
     TSHMEM_TODO("Pinning and reading", "find the key's way (none or cur 0: MISS); another tenant's: EPERM naming the owner, before touching anything; CAS the slot's count up only if its generation is cur's and count >= 1 (else look again); check the header's key and owner after pinning; set the CLOCK bit; fill ref (data = tshmem_ptr's twin, or NULL)");
     *rec = (struct lc_pin){.used = 1, .home = ref->home, .slot = ref->slot, .gen = ref->gen,
                            .key = key};
@@ -573,9 +571,6 @@ int tshmem_lora_cache_replace(tshmem_lora_tenant_t *tn, uint64_t key, const void
     int bad = key_blob_check(tn, func, key, blob, length);
     if (bad)
         return bad;
-    const tshmem_lora_cache_t *c = tn->cache;
-    int home = home_of(c, key), t = tn->id;
-    struct lc_set *set = set_at(c, set_of(c, key));
     TSHMEM_TODO("Replacing: copy, then swap", "pin the current blob (MISS: ENOENT; EPERM as pin says it); claim a second slot and fill it with version + 1; CAS the entry's cur from the old (gen, slot) to the new; on success release the directory's hold on the old slot, else free the new one and try again; unpin the old");
 }
 
@@ -585,8 +580,5 @@ int tshmem_lora_cache_evict(tshmem_lora_tenant_t *tn, uint64_t key)
     tenant_check(func, tn);
     if (key == 0)
         return refuse(tn, TSHMEM_LORA_EINVAL, func, "key 0 is reserved (a free entry).");
-    const tshmem_lora_cache_t *c = tn->cache;
-    int home = home_of(c, key), t = tn->id;
-    struct lc_set *set = set_at(c, set_of(c, key));
     TSHMEM_TODO("Eviction: CLOCK over unpinned entries", "lock the set; no such key: ENOENT; another tenant's: EPERM naming the owner; else evict_locked (EBUSY: a sentence, pinned); unlock");
 }

@@ -255,12 +255,8 @@ static int group_by_adapter(const int *adapter, int n, int *order, int *group_en
 static const float *switch_in(tshmem_lora_server_t *s, int a, tshmem_lora_ref_t *ref,
                               int *pinned)
 {
-    const tshmem_lora_server_config_t *c = &s->cfg;
-    tshmem_lora_tenant_t *t = s->tenants[a % s->n_tenants];
-    uint64_t key = (uint64_t)a + 1;
-    size_t bytes = tshmem_lora_adapter_bytes(c->hidden, c->rank, c->layers);
     *pinned = 0;
-    (void)ref;
+    (void)s; (void)a; (void)ref;
     TSHMEM_TODO("The serving loop: switching adapters", "pin the key; on a miss read the adapter's file into staging and insert it (EEXIST: another PE came first), then pin again; a refused insert serves from staging; pinned: zero-copy from ref->data, or tshmem_lora_cache_read into staging");
 }
 

@@ -529,8 +529,11 @@ static void take(tshmem_lora_cache_t *c, tshmem_lora_tenant_t **t, struct snapsh
             s->version[k - 1][p] = r.version;
             tshmem_lora_cache_unpin(t[k], &r);
         }
-        tshmem_lora_cache_stats(c, p, &s->home[p]);
     }
+    tshmem_barrier_all(); /* every PE's pins undone before anyone counts */
+    for (int p = 0; p < n; p++)
+        tshmem_lora_cache_stats(c, p, &s->home[p]);
+    tshmem_barrier_all();
 }
 
 static void isolation(int argc, char **argv)

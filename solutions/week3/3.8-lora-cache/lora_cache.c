@@ -420,18 +420,22 @@ static int evict_locked(const tshmem_lora_cache_t *c, int home, struct lc_set *s
 }
 
 /* CLOCK over tenant t's slots at home: evicts one of its unpinned entries, giving a second
- * chance to those pinned since the hand last passed. 1 if it evicted one, 0 if none could go. */
+ * chance to those pinned since the hand last passed. 1 if it evicted one; 0 if none could go
+ * because its whole quota here is pinned; -1 if none could go now for a moment's reason (a slot
+ * of t being written or freed, count 0; another PE evicting the same one): try again. */
 static int clock_evict(const tshmem_lora_cache_t *c, int t, int home)
 {
-    /* BEGIN SOLUTION (Eviction: CLOCK over unpinned entries): two turns of the hand (fetch-add on the tenant's hand word): skip others' and free slots and pinned ones, clear a set CLOCK bit, else evict the slot's entry under its set's lock */
+    /* BEGIN SOLUTION (Eviction: CLOCK over unpinned entries): two turns of the hand (fetch-add on the tenant's hand word): skip others' and free slots and pinned ones, clear a set CLOCK bit, else evict the slot's entry under its set's lock; none: 0 if quota[t] of t's slots are pinned (count them), else -1 (a moment's view: try again) */
     struct lc_tenant_words *tw = tw_at(c, t);
+    int in_flight = 0;
     for (int step = 0; step < 2 * c->n_slots + 1; step++) {
         int i = (int)(w_fadd(c, &tw->hand, 1, home) % (uint64_t)c->n_slots);
         struct lc_slot *sl = slot_at(c, i);
         if (w_load(c, &sl->owner, home) != (uint64_t)t + 1)
             continue;
         uint64_t ref = w_load(c, &sl->ref, home);
-        if (REF_COUNT(ref) != 1) /* pinned, being filled, or free */
+        in_flight |= REF_COUNT(ref) == 0;
+        if (REF_COUNT(ref) != 1) /* pinned, or being filled or freed */
             continue;
         if (w_load(c, &sl->clock, home)) {
             w_store(c, &sl->clock, 0, home);
@@ -448,7 +452,13 @@ static int clock_evict(const tshmem_lora_cache_t *c, int t, int home)
         if (done)
             return 1;
     }
-    return 0;
+    /* Nothing went: full of pins, or only a moment's view while other PEs insert and evict?
+     * Count the pins: refuse only when the tenant's whole quota here is pinned. */
+    int pinned = 0;
+    for (int i = 0; i < c->n_slots && !in_flight; i++)
+        pinned += w_load(c, &slot_at(c, i)->owner, home) == (uint64_t)t + 1 &&
+                  REF_COUNT(w_load(c, &slot_at(c, i)->ref, home)) >= 2;
+    return !in_flight && pinned >= c->quota[t] ? 0 : -1;
     /* END SOLUTION */
 }
 
@@ -467,9 +477,14 @@ static int claim_slot(tshmem_lora_tenant_t *tn, int home, const char *func, uint
         if (used < (uint64_t)c->quota[t])
             break;
         w_fadd(c, &tw->usage, (uint64_t)-1, home);
-        if (!clock_evict(c, t, home)) {
+        int evicted = clock_evict(c, t, home);
+        if (evicted < 0) { /* others' inserts or unpins under way: they end, then look again */
+            tshmem_spin_pause(&spin);
+            continue;
+        }
+        if (evicted == 0) {
             refuse(tn, TSHMEM_LORA_EFULL, func, "key %#llx: all %d slots of tenant %d's quota "
-                   "at home PE %d are pinned (or being written): unpin some, or raise the "
+                   "at home PE %d are pinned: unpin some, or raise the "
                    "quota.", (unsigned long long)key, c->quota[t], t, home);
             return -1;
         }
