@@ -159,6 +159,39 @@ static inline void get_bytes(const tshmem_lora_cache_t *c, void *dest, const voi
         tshmem_getmem(dest, sym, n, home);
 }
 
+/* A copy of a set's ways, or of a slot's header, in one go: word by word with atomic loads
+ * where tshmem_ptr reaches, one get otherwise (a round trip per word would be a dozen across
+ * nodes). The copy may mix moments (words change while it is taken): use it to find, then check
+ * with an atomic (a compare-and-swap names the value it expects). */
+static inline void load_ways(const tshmem_lora_cache_t *c, struct lc_set *set, int home,
+                             struct lc_entry *out)
+{
+    if (near_of(c, set, home)) {
+        for (int w = 0; w < TSHMEM_LORA_WAYS; w++) {
+            /* cur first: an insert stores key, tenant, then cur; seeing its cur, we see them */
+            out[w].cur = w_load(c, &set->way[w].cur, home);
+            out[w].tenant = w_load(c, &set->way[w].tenant, home);
+            out[w].key = w_load(c, &set->way[w].key, home);
+        }
+    } else {
+        tshmem_getmem(out, set->way, sizeof set->way, home);
+    }
+}
+static inline void load_header(const tshmem_lora_cache_t *c, struct lc_slot *sl, int home,
+                               struct lc_slot *out)
+{
+    if (near_of(c, sl, home)) {
+        out->ref = w_load(c, &sl->ref, home);
+        out->owner = w_load(c, &sl->owner, home);
+        out->key = w_load(c, &sl->key, home);
+        out->version = w_load(c, &sl->version, home);
+        out->length = w_load(c, &sl->length, home);
+        out->clock = w_load(c, &sl->clock, home);
+    } else {
+        tshmem_getmem(out, sl, sizeof *sl, home);
+    }
+}
+
 #define REF(gen, count) (((uint64_t)(gen) << 32) | (uint64_t)(count))
 #define REF_GEN(r) ((uint32_t)((r) >> 32))
 #define REF_COUNT(r) ((uint32_t)(r))
@@ -493,7 +526,7 @@ int tshmem_lora_cache_pin(tshmem_lora_tenant_t *tn, uint64_t key, tshmem_lora_re
         return refuse(tn, TSHMEM_LORA_EINVAL, func, "key %#llx: this handle holds %d pins "
                       "already, the most it may: unpin some first.", (unsigned long long)key,
                       TSHMEM_LORA_MAX_PINS);
-    TSHMEM_TODO("Pinning and reading", "find the key's way (none or cur 0: MISS); another tenant's: EPERM naming the owner, before touching anything; CAS the slot's count up only if its generation is cur's and count >= 1 (else look again); check the header's key and owner after pinning; set the CLOCK bit; fill ref (data = tshmem_ptr's twin, or NULL)");
+    TSHMEM_TODO("Pinning and reading", "copy the key's set (load_ways) and find its way (none or cur 0: MISS); another tenant's: EPERM naming the owner, before touching anything; CAS the slot's count up only if its generation is cur's and count >= 1 (guess count 1 first; else look again); check the header's key and owner after pinning (load_header); set the CLOCK bit if clear; fill ref (data = tshmem_ptr's twin, or NULL)");
     *rec = (struct lc_pin){.used = 1, .home = ref->home, .slot = ref->slot, .gen = ref->gen,
                            .key = key};
     return TSHMEM_LORA_OK;

@@ -159,6 +159,39 @@ static inline void get_bytes(const tshmem_lora_cache_t *c, void *dest, const voi
         tshmem_getmem(dest, sym, n, home);
 }
 
+/* A copy of a set's ways, or of a slot's header, in one go: word by word with atomic loads
+ * where tshmem_ptr reaches, one get otherwise (a round trip per word would be a dozen across
+ * nodes). The copy may mix moments (words change while it is taken): use it to find, then check
+ * with an atomic (a compare-and-swap names the value it expects). */
+static inline void load_ways(const tshmem_lora_cache_t *c, struct lc_set *set, int home,
+                             struct lc_entry *out)
+{
+    if (near_of(c, set, home)) {
+        for (int w = 0; w < TSHMEM_LORA_WAYS; w++) {
+            /* cur first: an insert stores key, tenant, then cur; seeing its cur, we see them */
+            out[w].cur = w_load(c, &set->way[w].cur, home);
+            out[w].tenant = w_load(c, &set->way[w].tenant, home);
+            out[w].key = w_load(c, &set->way[w].key, home);
+        }
+    } else {
+        tshmem_getmem(out, set->way, sizeof set->way, home);
+    }
+}
+static inline void load_header(const tshmem_lora_cache_t *c, struct lc_slot *sl, int home,
+                               struct lc_slot *out)
+{
+    if (near_of(c, sl, home)) {
+        out->ref = w_load(c, &sl->ref, home);
+        out->owner = w_load(c, &sl->owner, home);
+        out->key = w_load(c, &sl->key, home);
+        out->version = w_load(c, &sl->version, home);
+        out->length = w_load(c, &sl->length, home);
+        out->clock = w_load(c, &sl->clock, home);
+    } else {
+        tshmem_getmem(out, sl, sizeof *sl, home);
+    }
+}
+
 #define REF(gen, count) (((uint64_t)(gen) << 32) | (uint64_t)(count))
 #define REF_GEN(r) ((uint32_t)((r) >> 32))
 #define REF_COUNT(r) ((uint32_t)(r))
@@ -610,46 +643,53 @@ int tshmem_lora_cache_pin(tshmem_lora_tenant_t *tn, uint64_t key, tshmem_lora_re
         return refuse(tn, TSHMEM_LORA_EINVAL, func, "key %#llx: this handle holds %d pins "
                       "already, the most it may: unpin some first.", (unsigned long long)key,
                       TSHMEM_LORA_MAX_PINS);
-    /* BEGIN SOLUTION (Pinning and reading): find the key's way (none or cur 0: MISS); another tenant's: EPERM naming the owner, before touching anything; CAS the slot's count up only if its generation is cur's and count >= 1 (else look again); check the header's key and owner after pinning; set the CLOCK bit; fill ref (data = tshmem_ptr's twin, or NULL) */
+    /* BEGIN SOLUTION (Pinning and reading): copy the key's set (load_ways) and find its way (none or cur 0: MISS); another tenant's: EPERM naming the owner, before touching anything; CAS the slot's count up only if its generation is cur's and count >= 1 (guess count 1 first; else look again); check the header's key and owner after pinning (load_header); set the CLOCK bit if clear; fill ref (data = tshmem_ptr's twin, or NULL) */
     const tshmem_lora_cache_t *c = tn->cache;
     int home = home_of(c, key), t = tn->id;
     struct lc_set *set = set_at(c, set_of(c, key));
     struct tshmem_spin spin;
     tshmem_spin_init(&spin, func, &set->way[0].cur);
     for (;;) {
-        int w = find_way(c, set, home, key);
-        if (w < 0)
+        struct lc_entry ways[TSHMEM_LORA_WAYS];
+        load_ways(c, set, home, ways);
+        int w = 0;
+        while (w < TSHMEM_LORA_WAYS && ways[w].key != key)
+            w++;
+        if (w == TSHMEM_LORA_WAYS || ways[w].cur == 0)
             return refuse(tn, TSHMEM_LORA_MISS, func, "key %#llx is not in the cache (home PE "
                           "%d): insert it first.", (unsigned long long)key, home);
-        struct lc_entry *e = &set->way[w];
-        uint64_t cur = w_load(c, &e->cur, home);
-        uint64_t owner = w_load(c, &e->tenant, home);
-        if (cur == 0 || w_load(c, &e->key, home) != key)
-            return refuse(tn, TSHMEM_LORA_MISS, func, "key %#llx is not in the cache (home PE "
-                          "%d; it is being written or evicted): insert it first.",
-                          (unsigned long long)key, home);
+        uint64_t cur = ways[w].cur, owner = ways[w].tenant;
+        if (owner == 0) { /* a copy taken while the way changed: look again */
+            tshmem_spin_pause(&spin);
+            continue;
+        }
         if (owner != (uint64_t)t + 1)
             return refuse(tn, TSHMEM_LORA_EPERM, func, "key %#llx belongs to tenant %d: "
                           "tenant %d may not pin it.", (unsigned long long)key, (int)owner - 1,
                           t);
         int slot = CUR_SLOT(cur);
         struct lc_slot *sl = slot_at(c, slot);
-        uint64_t r = w_load(c, &sl->ref, home);
-        if (REF_GEN(r) != CUR_GEN(cur) || REF_COUNT(r) == 0 ||
-            w_cas(c, &sl->ref, r, r + 1, home) != r) {
+        /* Guess the common case, count 1 (the directory's hold alone); the CAS tells the truth. */
+        uint64_t r = REF(CUR_GEN(cur), 1), seen;
+        while ((seen = w_cas(c, &sl->ref, r, r + 1, home)) != r &&
+               REF_GEN(seen) == CUR_GEN(cur) && REF_COUNT(seen) >= 1)
+            r = seen; /* other pins: add to their count */
+        if (seen != r) {
             tshmem_spin_pause(&spin); /* replaced or freed meanwhile: look again */
             continue;
         }
         /* Held: the slot's header and bytes are those of generation CUR_GEN(cur) and stay so. */
-        if (w_load(c, &sl->key, home) != key || w_load(c, &sl->owner, home) != (uint64_t)t + 1) {
+        struct lc_slot h;
+        load_header(c, sl, home, &h);
+        if (h.key != key || h.owner != (uint64_t)t + 1) {
             release_slot(c, home, slot);
             continue;
         }
-        if (!w_load(c, &sl->clock, home))
+        if (!h.clock)
             w_store(c, &sl->clock, 1, home);
         ref->key = key;
-        ref->version = w_load(c, &sl->version, home);
-        ref->length = (size_t)w_load(c, &sl->length, home);
+        ref->version = h.version;
+        ref->length = (size_t)h.length;
         ref->home = home;
         ref->slot = slot;
         ref->gen = CUR_GEN(cur);
