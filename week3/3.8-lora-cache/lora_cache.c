@@ -248,14 +248,14 @@ static void tenant_check(const char *func, const tshmem_lora_tenant_t *t)
 }
 
 /* Provided: the set's writer lock (CAS 0 -> PE + 1; backs off while another PE holds it). */
-static void set_lock(const tshmem_lora_cache_t *c, struct lc_set *set, int home)
+static inline void set_lock(const tshmem_lora_cache_t *c, struct lc_set *set, int home)
 {
     struct tshmem_spin spin;
     tshmem_spin_init(&spin, "tshmem_lora_cache (a directory set's lock)", &set->lock);
     while (w_cas(c, &set->lock, 0, (uint64_t)tshmem_g.my_pe + 1, home) != 0)
         tshmem_spin_pause(&spin);
 }
-static void set_unlock(const tshmem_lora_cache_t *c, struct lc_set *set, int home)
+static inline void set_unlock(const tshmem_lora_cache_t *c, struct lc_set *set, int home)
 {
     tshmem_quiet(); /* what we wrote under the lock is complete before the lock is free */
     w_store(c, &set->lock, 0, home);
@@ -400,7 +400,7 @@ void tshmem_lora_cache_stats(tshmem_lora_cache_t *c, int home, tshmem_lora_home_
 
 /* ---- Slots: free, claim, CLOCK ------------------------------------------------------------- */
 /* Provided: the last holder lets a slot go (rule 1). ref is the word it took to 0. */
-static void free_slot(const tshmem_lora_cache_t *c, int home, int i, uint32_t gen)
+static inline void free_slot(const tshmem_lora_cache_t *c, int home, int i, uint32_t gen)
 {
     struct lc_slot *sl = slot_at(c, i);
     uint64_t owner = w_load(c, &sl->owner, home);
@@ -411,13 +411,13 @@ static void free_slot(const tshmem_lora_cache_t *c, int home, int i, uint32_t ge
 }
 
 /* Drops one hold of slot i (a pin, or the directory's); frees it if that was the last. */
-static void release_slot(const tshmem_lora_cache_t *c, int home, int i)
+static inline void release_slot(const tshmem_lora_cache_t *c, int home, int i)
 {
     (void)c; (void)home; (void)i;
     TSHMEM_TODO("Pinning and reading", "fetch-add -1 on the slot's reference word; if the count was 1, free_slot with its generation");
 }
 
-static int find_way(const tshmem_lora_cache_t *c, struct lc_set *set, int home, uint64_t key)
+static inline int find_way(const tshmem_lora_cache_t *c, struct lc_set *set, int home, uint64_t key)
 {
     for (int w = 0; w < TSHMEM_LORA_WAYS; w++)
         if (w_load(c, &set->way[w].key, home) == key)
@@ -428,7 +428,7 @@ static int find_way(const tshmem_lora_cache_t *c, struct lc_set *set, int home, 
 /* Takes entry (set, way) of key out of the directory if its blob is unpinned, with the set
  * locked by the caller. Returns TSHMEM_LORA_OK, TSHMEM_LORA_EBUSY (pinned) or
  * TSHMEM_LORA_ENOENT (no blob there now). */
-static int evict_locked(const tshmem_lora_cache_t *c, int home, struct lc_set *set, int way)
+static inline int evict_locked(const tshmem_lora_cache_t *c, int home, struct lc_set *set, int way)
 {
     (void)c; (void)home; (void)set; (void)way;
     TSHMEM_TODO("Eviction: CLOCK over unpinned entries", "read cur; a pinned slot (count above 1) is refused; CAS cur to 0, clear key and tenant, then release the directory's hold");
@@ -438,7 +438,7 @@ static int evict_locked(const tshmem_lora_cache_t *c, int home, struct lc_set *s
  * chance to those pinned since the hand last passed. 1 if it evicted one; 0 if none could go
  * because its whole quota here is pinned; -1 if none could go now for a moment's reason (a slot
  * of t being written or freed, count 0; another PE evicting the same one): try again. */
-static int clock_evict(const tshmem_lora_cache_t *c, int t, int home)
+static inline int clock_evict(const tshmem_lora_cache_t *c, int t, int home)
 {
     (void)c; (void)t; (void)home;
     TSHMEM_TODO("Eviction: CLOCK over unpinned entries", "two turns of the hand (fetch-add on the tenant's hand word): skip others' and free slots and pinned ones, clear a set CLOCK bit, else evict the slot's entry under its set's lock; none: 0 if quota[t] of t's slots are pinned (count them), else -1 (a moment's view: try again)");
@@ -446,7 +446,7 @@ static int clock_evict(const tshmem_lora_cache_t *c, int t, int home)
 
 /* A free slot for tenant t at home, within its quota: its number, its count still 0 (nobody
  * sees it yet), or -1 with a refusal when every slot of its quota there is pinned. */
-static int claim_slot(tshmem_lora_tenant_t *tn, int home, const char *func, uint64_t key)
+static inline int claim_slot(tshmem_lora_tenant_t *tn, int home, const char *func, uint64_t key)
 {
     (void)tn; (void)home; (void)func; (void)key;
     TSHMEM_TODO("Claiming a slot", "fetch-add 1 on the tenant's usage at the home; past the quota: undo it and clock_evict (none: refuse EFULL) and try again; then CAS a free slot's owner from 0 to t + 1");
@@ -454,7 +454,7 @@ static int claim_slot(tshmem_lora_tenant_t *tn, int home, const char *func, uint
 
 /* Provided: writes a claimed slot (rule 2: header and bytes, completed, then count 1) and
  * returns the generation it is published under. */
-static uint32_t fill_slot(const tshmem_lora_cache_t *c, int home, int i, uint64_t key,
+static inline uint32_t fill_slot(const tshmem_lora_cache_t *c, int home, int i, uint64_t key,
                           uint64_t version, const void *blob, size_t length)
 {
     struct lc_slot *sl = slot_at(c, i);

@@ -720,10 +720,12 @@ static void serve(int argc, char **argv)
     VALUE("copies", "%llu", (unsigned long long)s->copies);
     CHECK(bad || s->requests == (uint64_t)batches * (uint64_t)batch,
           "served %llu requests of %d", (unsigned long long)s->requests, batches * batch);
-    CHECK(bad || (s->hits > 0 && s->misses > 0),
-          "%llu hits and %llu misses over %d batches of Zipf-drawn adapters: expected both "
-          "(a pin of an adapter inserted earlier is a hit)", (unsigned long long)s->hits,
-          (unsigned long long)s->misses, batches);
+    unsigned long long mine[2] = {s->hits, s->misses}, all[2];
+    MPI_Allreduce(mine, all, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(bad || (all[0] > 0 && all[1] > 0),
+          "%llu hits and %llu misses over every PE's %d batches of Zipf-drawn adapters: "
+          "expected both (a pin of an adapter inserted earlier is a hit, a first use a miss)",
+          all[0], all[1], batches);
     tshmem_barrier_all();
     tshmem_lora_server_destroy(s);
     tshmem_lora_cache_destroy(c);
