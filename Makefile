@@ -54,7 +54,7 @@ CHAPTERS := 1.1:week1/1.1-init 1.2:week1/1.2-symmetric-heap 1.3:week1/1.3-put-ge
             1.4:week1/1.4-signals-barriers 1.5:week1/1.5-ring 2.1:week2/2.1-buffers \
             2.2:week2/2.2-allreduce 2.3:week2/2.3-allgather 2.4:week2/2.4-overlap \
             2.5:week2/2.5-multi-node 3.1:week3/3.1-moe-alltoall 3.2:week3/3.2-pipeline \
-            3.4:week3/3.4-zero 3.5:week3/3.5-tensor-parallel
+            3.4:week3/3.4-zero 3.5:week3/3.5-tensor-parallel 3.8:week3/3.8-lora-cache
 GPU_CHAPTERS := 3.3:week3/3.3-gpu 3.7:week3/3.7-gpu-moe
 PY_CHAPTERS := 3.6:week3/3.6-pytorch
 # make pe-X_Y: all that the grader builds to run chapter X.Y's suite (its PE program,
@@ -74,6 +74,7 @@ pe-3_2: $(BUILD)/bin/pe_3_2
 pe-3_4: $(BUILD)/bin/pe_3_4
 pe-3_5: $(BUILD)/bin/pe_3_5
 pe-3_6: $(BUILD)/bin/pe_3_6
+pe-3_8: $(BUILD)/bin/pe_3_8
 # A GPU chapter's names, tests and GPUs, for tools/gpu-env and tools/gpu-test on a GPU
 # machine that may have no grader: make -s print-chapter ID=3.3.
 CHAPTER_3.3 := id=3.3 week=3 slug=gpu kind=gpu tag=3_3 dir=week3/3.3-gpu book=book/3.3-gpu.md grading=grader/chapters/3.3 suite=test_3_3 suite_src=grader/chapters/3.3/test_3_3.cu pe=pe_3_3 pe_src=grader/chapters/3.3/pe_3_3.c bench=bench_3_3 bench_src=grader/chapters/3.3/bench_3_3.cu make_target=pe-3_3 min_gpus=2 all_gpus=0 gpu_tests=bootstrap,ring_shift,ring_bcast,allreduce,put
@@ -87,7 +88,7 @@ week3: deps deps-torch
 define HELP_WEEKS
 @echo "  make week1        install what is missing, build your code, grade chapters 1.1-1.5"
 @echo "  make week2        the same for chapters 2.1-2.5"
-@echo "  make week3        the same for chapters 3.1-3.7"
+@echo "  make week3        the same for chapters 3.1-3.8"
 @echo "                    (3.3 and 3.7 need GPUs and NVSHMEM: skipped, with the reason, elsewhere;"
 @echo "                    make gpu builds and runs them)"
 @echo "                    (3.6 needs PyTorch: make week3 installs it, as make deps-torch does)"
