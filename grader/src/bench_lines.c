@@ -154,11 +154,11 @@ void bench_table(FILE *out, const struct bench_set *s)
         const struct bench_line *first = &s->lines[i];
         if (op_seen_before(s, i))
             continue;
-        const char *base = "MPI"; /* or the baseline's own name: memcpy, nccl, nvshmem, ce */
-        for (int j = 0; j < s->n; j++)
-            if (!strcmp(s->lines[j].op, first->op) && strcmp(s->lines[j].impl, "tshmem") &&
-                strcmp(s->lines[j].impl, "mpi"))
-                base = s->lines[j].impl;
+        /* The column is named after the baseline whose figures it shows (find's choice: the
+           first baseline line of the operation): MPI, or its own name (memcpy, nccl, ...). An
+           operation with several baselines shows the first; the others stay in the CSV. */
+        const struct bench_line *fb = find(s, "", first->op, first->bytes, 1);
+        const char *base = fb && strcmp(fb->impl, "mpi") ? fb->impl : "MPI";
         fprintf(out, "%s on %d PEs\n%8s %-27s  %-23s  %s\n", first->op, first->pes, "",
                 "latency (us)", "busbw (GB/s)", "speed");
         fprintf(out, "%8s %8s %9s %8s  %7s %7s %7s  %8s %8s\n", "size", "yours", "reference", base,

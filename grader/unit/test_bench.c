@@ -120,3 +120,20 @@ Test(bench, memcpy_is_a_ceiling_not_a_rival)
     cr_assert(strstr(t, "of memcpy, its ceiling"), "the line says what the baseline is: %s", t);
     free(t);
 }
+
+Test(bench, the_baseline_column_names_the_figures_it_shows)
+{
+    /* Two baselines of one operation: the column shows the first one's figures (4.0 us), so
+       it must carry the first one's name, not the last one's. */
+    static struct bench_set set;
+    bench_parse(&set, LINE("tshmem", "8", "2.0") LINE("memcpy", "8", "4.0") LINE("file", "8", "90.0"),
+                "reference");
+    char *t = NULL;
+    size_t len;
+    FILE *f = open_memstream(&t, &len);
+    bench_table(f, &set);
+    fclose(f);
+    cr_assert(strstr(t, "memcpy") && !strstr(t, "file"), "the column is memcpy's: %s", t);
+    cr_assert(strstr(t, "4.00"), "memcpy's 4.0 us is in the table: %s", t);
+    free(t);
+}
