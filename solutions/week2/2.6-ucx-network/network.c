@@ -188,7 +188,10 @@ static void ucx_release(void)
 
 /* Whether a transfer to another node needs a thread of its target: yes where an endpoint's
  * put or atomic lanes run on a transport that UCX emulates in software (TCP, UD), or where it
- * has no atomic lane at all (atomics then travel as active messages that the target applies).
+ * has no put (rma) or no atomic (amo) lane at all: those operations then travel as active
+ * messages that the target's worker applies. That is the case between processes of one host
+ * here: UCX's shared-memory transports (sysv, posix) carry atomics and messages but cannot
+ * write into memory that they did not allocate, such as our slice.
  * No for RDMA (rc, dc verbs) and one host's memory transports (cma, knem, xpmem, posix, sysv). */
 static int needs_target_help(void)
 {
@@ -207,11 +210,15 @@ static int needs_target_help(void)
             return 1;
         ucp_ep_print_info(tshmem_ucx.ep[pe], f);
         fclose(f);
-        int help = strstr(text, " amo") == NULL;
+        if (tshmem_g.debug && tshmem_g.my_pe == 0)
+            fprintf(stderr, "tshmem: PE 0: UCX's endpoint to PE %d:\n%s", pe, text);
+        int help = 0, rma = 0, amo = 0;
         for (char *line = strtok(text, "\n"); line && !help; line = strtok(NULL, "\n")) {
             char *lane = strstr(line, "lane[");
             if (!lane || (!strstr(line, " rma") && !strstr(line, " amo")))
                 continue;
+            rma |= strstr(line, " rma") != NULL;
+            amo |= strstr(line, " amo") != NULL;
             char *tl = strchr(lane, ':');
             tl = tl ? strchr(tl + 1, ':') : NULL; /* "lane[1]:  2:tcp/lo.0 md[..." */
             int hw = 0;
@@ -220,7 +227,7 @@ static int needs_target_help(void)
             help = !hw;
         }
         free(text);
-        if (help)
+        if (help || !rma || !amo) /* no lane does it: UCX emulates it with active messages */
             return 1;
     }
     return 0;
