@@ -15,6 +15,7 @@
  */
 #define TSHMEM_CHAPTER "2.6"
 #define _GNU_SOURCE
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,7 +189,10 @@ static void ucx_release(void)
 
 /* Whether a transfer to another node needs a thread of its target: yes where an endpoint's
  * put or atomic lanes run on a transport that UCX emulates in software (TCP, UD), or where it
- * has no atomic lane at all (atomics then travel as active messages that the target applies).
+ * has no put (rma) or no atomic (amo) lane at all: those operations then travel as active
+ * messages that the target's worker applies. That is the case between processes of one host
+ * here: UCX's shared-memory transports (sysv, posix) carry atomics and messages but cannot
+ * write into memory that they did not allocate, such as our slice.
  * No for RDMA (rc, dc verbs) and one host's memory transports (cma, knem, xpmem, posix, sysv). */
 static int needs_target_help(void)
 {
@@ -207,11 +211,15 @@ static int needs_target_help(void)
             return 1;
         ucp_ep_print_info(tshmem_ucx.ep[pe], f);
         fclose(f);
-        int help = strstr(text, " amo") == NULL;
+        if (tshmem_g.debug && tshmem_g.my_pe == 0)
+            fprintf(stderr, "tshmem: PE 0: UCX's endpoint to PE %d:\n%s", pe, text);
+        int help = 0, rma = 0, amo = 0;
         for (char *line = strtok(text, "\n"); line && !help; line = strtok(NULL, "\n")) {
             char *lane = strstr(line, "lane[");
             if (!lane || (!strstr(line, " rma") && !strstr(line, " amo")))
                 continue;
+            rma |= strstr(line, " rma") != NULL;
+            amo |= strstr(line, " amo") != NULL;
             char *tl = strchr(lane, ':');
             tl = tl ? strchr(tl + 1, ':') : NULL; /* "lane[1]:  2:tcp/lo.0 md[..." */
             int hw = 0;
@@ -220,14 +228,16 @@ static int needs_target_help(void)
             help = !hw;
         }
         free(text);
-        if (help)
+        if (help || !rma || !amo) /* no lane does it: UCX emulates it with active messages */
             return 1;
     }
     return 0;
 }
 
 /* One turn of any wait of this PE (1.4's wait hook): progress the worker, if no other thread
- * of ours is in UCX. A PE that waits for a signal applies the put that sets it itself. */
+ * of ours is in UCX. Our own operations leave (a request UCX queued, a connection still being
+ * made), and where the transport needs the target's help a PE that waits for a signal applies
+ * the put that sets it itself. */
 static int ucx_wait_turn(unsigned long turn)
 {
     (void)turn;
@@ -239,8 +249,10 @@ static int ucx_wait_turn(unsigned long turn)
 }
 
 /* The helper thread: progresses the worker while the program computes. After some work it
- * keeps looking, giving its core away between looks, for SPIN_NS; then it sleeps, longer and
- * longer up to 200 us, so that an idle PE costs a few thousand wake-ups a second. */
+ * keeps looking, giving its core away between looks, for SPIN_NS; then it sleeps on the
+ * worker's event descriptor (UCP_FEATURE_WAKEUP), which wakes it as soon as something arrives,
+ * as a card's interrupt would. Without one (a context made without that feature) it sleeps
+ * longer and longer, up to 200 us, so that an idle PE costs a few thousand wake-ups a second. */
 #define SPIN_NS 50000u
 static void *helper_main(void *arg)
 {
@@ -256,6 +268,23 @@ static void *helper_main(void *arg)
         }
         if (tshmem_now_ns() - last < SPIN_NS) {
             sched_yield();
+            continue;
+        }
+        if (tshmem_ucx.efd >= 0) {
+            /* Asleep on the worker's event descriptor until something arrives for it (10 ms at
+             * most, to see the stop). Armed under the lock; UCS_ERR_BUSY: events are waiting,
+             * progress first. Another thread in UCX: it progresses, nap. */
+            if (pthread_mutex_trylock(&tshmem_ucx.lock) != 0) {
+                struct timespec ts = {0, 20000};
+                nanosleep(&ts, NULL);
+                continue;
+            }
+            ucs_status_t st = ucp_worker_arm(tshmem_ucx.worker);
+            pthread_mutex_unlock(&tshmem_ucx.lock);
+            if (st == UCS_OK) {
+                struct pollfd pfd = {.fd = tshmem_ucx.efd, .events = POLLIN};
+                poll(&pfd, 1, 10);
+            }
             continue;
         }
         long us = sleeps >= 8 ? 200 : 1L << sleeps;
@@ -365,15 +394,20 @@ int tshmem_ucx_start(void)
     tshmem_ucx.unordered = 0;
     tshmem_ucx.failed = UCS_OK;
     tshmem_ucx.helper = needs_target_help();
+    tshmem_ucx.efd = -1;
+    if (tshmem_ucx.helper && ucp_worker_get_efd(tshmem_ucx.worker, &tshmem_ucx.efd) != UCS_OK)
+        tshmem_ucx.efd = -1; /* no UCP_FEATURE_WAKEUP: the helper naps instead */
     atomic_store(&tshmem_ucx.stop, 0);
     tshmem_ucx_running = 1;
-    if (tshmem_env_int("TSHMEM_DEBUG") > 0 && tshmem_g.my_pe == 0)
+    if (tshmem_g.debug && tshmem_g.my_pe == 0)
         tshmem_warn("tshmem_init", "the network is UCX (chapter 2.6); its transports %s the "
                     "target's help, %s.", tshmem_ucx.helper ? "need" : "do not need",
                     tshmem_ucx.helper ? "so a helper thread progresses each worker"
                                       : "so no helper thread runs");
+    /* Every wait progresses the worker: a PE's own posted operations (a signal, an atomic
+     * nobody waits for) may need it to leave, whatever the transport. */
+    atomic_store_explicit(&tshmem_wait_hook, ucx_wait_turn, memory_order_release);
     if (tshmem_ucx.helper) {
-        atomic_store_explicit(&tshmem_wait_hook, ucx_wait_turn, memory_order_release);
         if (tshmem_thread_start(&tshmem_ucx.thread, helper_main, NULL, "tshmem-ucx",
                                 TSHMEM_THREAD_DEFERS) != 0)
             tshmem_fail("tshmem_init", "could not start the network's helper thread (out of "
@@ -396,8 +430,8 @@ void tshmem_ucx_stop(void)
     if (tshmem_ucx.helper) {
         atomic_store_explicit(&tshmem_ucx.stop, 1, memory_order_release);
         pthread_join(tshmem_ucx.thread, NULL);
-        atomic_store_explicit(&tshmem_wait_hook, NULL, memory_order_relaxed);
     }
+    atomic_store_explicit(&tshmem_wait_hook, NULL, memory_order_relaxed);
     tshmem_ucx_running = 0;
     ucx_release();
     free(tshmem_ucx.host);

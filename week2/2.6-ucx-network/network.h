@@ -56,6 +56,7 @@ struct tshmem_ucx_state {
     int unordered;        /* an operation was posted since the last fence or flush */
     int link_on;          /* TSHMEM_LINK: the sender waits out each transfer's wire time */
     int helper;           /* a helper thread progresses the worker (the transport needs it) */
+    int efd;              /* the worker's event descriptor, or -1 (the helper then naps) */
     pthread_t thread;
     atomic_int stop;      /* the helper thread ends */
     ucs_status_t failed;  /* the first error reported by a completion callback */

@@ -15,7 +15,7 @@
 ucs_status_t tshmem_ucx_open(int tcp)
 {
     (void)tcp;
-    /* TODO ("Context, worker and memory"): read UCX's configuration (tcp,self over TCP), make a context for RMA and 64-bit atomics, a SERIALIZED worker, map this PE's slice, pack its key, get the worker's address */
+    /* TODO ("Context, worker and memory"): read UCX's configuration (tcp,self over TCP), make a context for RMA, 64-bit atomics and wake-ups, a SERIALIZED worker, map this PE's slice, pack its key, get the worker's address */
     return TSHMEM_UCX_NOT_WRITTEN;
 }
 

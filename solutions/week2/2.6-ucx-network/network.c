@@ -15,6 +15,7 @@
  */
 #define TSHMEM_CHAPTER "2.6"
 #define _GNU_SOURCE
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,8 +249,10 @@ static int ucx_wait_turn(unsigned long turn)
 }
 
 /* The helper thread: progresses the worker while the program computes. After some work it
- * keeps looking, giving its core away between looks, for SPIN_NS; then it sleeps, longer and
- * longer up to 200 us, so that an idle PE costs a few thousand wake-ups a second. */
+ * keeps looking, giving its core away between looks, for SPIN_NS; then it sleeps on the
+ * worker's event descriptor (UCP_FEATURE_WAKEUP), which wakes it as soon as something arrives,
+ * as a card's interrupt would. Without one (a context made without that feature) it sleeps
+ * longer and longer, up to 200 us, so that an idle PE costs a few thousand wake-ups a second. */
 #define SPIN_NS 50000u
 static void *helper_main(void *arg)
 {
@@ -265,6 +268,23 @@ static void *helper_main(void *arg)
         }
         if (tshmem_now_ns() - last < SPIN_NS) {
             sched_yield();
+            continue;
+        }
+        if (tshmem_ucx.efd >= 0) {
+            /* Asleep on the worker's event descriptor until something arrives for it (10 ms at
+             * most, to see the stop). Armed under the lock; UCS_ERR_BUSY: events are waiting,
+             * progress first. Another thread in UCX: it progresses, nap. */
+            if (pthread_mutex_trylock(&tshmem_ucx.lock) != 0) {
+                struct timespec ts = {0, 20000};
+                nanosleep(&ts, NULL);
+                continue;
+            }
+            ucs_status_t st = ucp_worker_arm(tshmem_ucx.worker);
+            pthread_mutex_unlock(&tshmem_ucx.lock);
+            if (st == UCS_OK) {
+                struct pollfd pfd = {.fd = tshmem_ucx.efd, .events = POLLIN};
+                poll(&pfd, 1, 10);
+            }
             continue;
         }
         long us = sleeps >= 8 ? 200 : 1L << sleeps;
@@ -374,6 +394,9 @@ int tshmem_ucx_start(void)
     tshmem_ucx.unordered = 0;
     tshmem_ucx.failed = UCS_OK;
     tshmem_ucx.helper = needs_target_help();
+    tshmem_ucx.efd = -1;
+    if (tshmem_ucx.helper && ucp_worker_get_efd(tshmem_ucx.worker, &tshmem_ucx.efd) != UCS_OK)
+        tshmem_ucx.efd = -1; /* no UCP_FEATURE_WAKEUP: the helper naps instead */
     atomic_store(&tshmem_ucx.stop, 0);
     tshmem_ucx_running = 1;
     if (tshmem_g.debug && tshmem_g.my_pe == 0)
@@ -385,8 +408,11 @@ int tshmem_ucx_start(void)
      * nobody waits for) may need it to leave, whatever the transport. */
     atomic_store_explicit(&tshmem_wait_hook, ucx_wait_turn, memory_order_release);
     if (tshmem_ucx.helper) {
+        /* Woken by the event descriptor, the helper has work each time: it takes a core at
+         * once. Napping blind, most wake-ups find nothing: it defers to busy threads. */
         if (tshmem_thread_start(&tshmem_ucx.thread, helper_main, NULL, "tshmem-ucx",
-                                TSHMEM_THREAD_DEFERS) != 0)
+                                tshmem_ucx.efd >= 0 ? TSHMEM_THREAD_PREEMPTS
+                                                    : TSHMEM_THREAD_DEFERS) != 0)
             tshmem_fail("tshmem_init", "could not start the network's helper thread (out of "
                         "threads?).");
     }

@@ -14,7 +14,7 @@
 
 ucs_status_t tshmem_ucx_open(int tcp)
 {
-    /* BEGIN SOLUTION (Context, worker and memory): read UCX's configuration (tcp,self over TCP), make a context for RMA and 64-bit atomics, a SERIALIZED worker, map this PE's slice, pack its key, get the worker's address */
+    /* BEGIN SOLUTION (Context, worker and memory): read UCX's configuration (tcp,self over TCP), make a context for RMA, 64-bit atomics and wake-ups, a SERIALIZED worker, map this PE's slice, pack its key, get the worker's address */
     ucp_config_t *config;
     ucs_status_t st = ucp_config_read(NULL, NULL, &config);
     if (st != UCS_OK)
@@ -23,8 +23,9 @@ ucs_status_t tshmem_ucx_open(int tcp)
      * UCX_TLS of the user's wins. */
     if (tcp && !getenv("UCX_TLS"))
         ucp_config_modify(config, "TLS", "tcp,self");
+    /* WAKEUP: the helper thread of network.c sleeps on the worker's event descriptor. */
     ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES,
-                           .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64};
+                           .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP};
     st = ucp_init(&params, config, &tshmem_ucx.context);
     ucp_config_release(config);
     if (st != UCS_OK)
