@@ -408,8 +408,11 @@ int tshmem_ucx_start(void)
      * nobody waits for) may need it to leave, whatever the transport. */
     atomic_store_explicit(&tshmem_wait_hook, ucx_wait_turn, memory_order_release);
     if (tshmem_ucx.helper) {
+        /* Woken by the event descriptor, the helper has work each time: it takes a core at
+         * once. Napping blind, most wake-ups find nothing: it defers to busy threads. */
         if (tshmem_thread_start(&tshmem_ucx.thread, helper_main, NULL, "tshmem-ucx",
-                                TSHMEM_THREAD_DEFERS) != 0)
+                                tshmem_ucx.efd >= 0 ? TSHMEM_THREAD_PREEMPTS
+                                                    : TSHMEM_THREAD_DEFERS) != 0)
             tshmem_fail("tshmem_init", "could not start the network's helper thread (out of "
                         "threads?).");
     }
