@@ -27,7 +27,7 @@ ucs_status_t tshmem_ucx_connect(void *const *addresses, void *const *rkeys, int 
 }
 
 /* Orders what comes next after every operation posted before. */
-static void fence_if_needed(const char *func, int pe)
+static inline void fence_if_needed(const char *func, int pe)
 {
     (void)func; (void)pe;
     TSHMEM_TODO("Order: the fence", "UCX orders nothing between two operations: fence the worker when something was posted since the last fence or completion");

@@ -73,7 +73,7 @@ ucs_status_t tshmem_ucx_connect(void *const *addresses, void *const *rkeys, int 
 }
 
 /* Orders what comes next after every operation posted before. */
-static void fence_if_needed(const char *func, int pe)
+static inline void fence_if_needed(const char *func, int pe)
 {
     /* BEGIN SOLUTION (Order: the fence): UCX orders nothing between two operations: fence the worker when something was posted since the last fence or completion */
     if (!tshmem_ucx.unordered)
