@@ -53,8 +53,9 @@ BUILD     := build/$(VARIANT)
 CHAPTERS := 1.1:week1/1.1-init 1.2:week1/1.2-symmetric-heap 1.3:week1/1.3-put-get \
             1.4:week1/1.4-signals-barriers 1.5:week1/1.5-ring 2.1:week2/2.1-buffers \
             2.2:week2/2.2-allreduce 2.3:week2/2.3-allgather 2.4:week2/2.4-overlap \
-            2.5:week2/2.5-multi-node 3.1:week3/3.1-moe-alltoall 3.2:week3/3.2-pipeline \
-            3.4:week3/3.4-zero 3.5:week3/3.5-tensor-parallel 3.8:week3/3.8-lora-cache
+            2.5:week2/2.5-multi-node 2.6:week2/2.6-ucx-network 3.1:week3/3.1-moe-alltoall \
+            3.2:week3/3.2-pipeline 3.4:week3/3.4-zero 3.5:week3/3.5-tensor-parallel \
+            3.8:week3/3.8-lora-cache
 GPU_CHAPTERS := 3.3:week3/3.3-gpu 3.7:week3/3.7-gpu-moe
 PY_CHAPTERS := 3.6:week3/3.6-pytorch
 # make pe-X_Y: all that the grader builds to run chapter X.Y's suite (its PE program,
@@ -69,6 +70,7 @@ pe-2_2: $(BUILD)/bin/pe_2_2
 pe-2_3: $(BUILD)/bin/pe_2_3
 pe-2_4: $(BUILD)/bin/pe_2_4
 pe-2_5: $(BUILD)/bin/pe_2_5 $(BUILD)/bin/pe_2_4
+pe-2_6: $(BUILD)/bin/pe_2_6 $(BUILD)/bin/pe_2_4 $(BUILD)/bin/pe_2_5
 pe-3_1: $(BUILD)/bin/pe_3_1
 pe-3_2: $(BUILD)/bin/pe_3_2
 pe-3_4: $(BUILD)/bin/pe_3_4
@@ -87,7 +89,7 @@ week3: deps deps-torch
 # make help's lines for them.
 define HELP_WEEKS
 @echo "  make week1        install what is missing, build your code, grade chapters 1.1-1.5"
-@echo "  make week2        the same for chapters 2.1-2.5"
+@echo "  make week2        the same for chapters 2.1-2.6"
 @echo "  make week3        the same for chapters 3.1-3.8"
 @echo "                    (3.3 and 3.7 need GPUs and NVSHMEM: skipped, with the reason, elsewhere;"
 @echo "                    make gpu builds and runs them)"
@@ -134,6 +136,8 @@ obj_dir      = build/obj/$(call src_tag,$1)$(OBJ_KEY)
 LIB_OBJS     := $(foreach c,$(CHAPTERS),$(patsubst solutions/%.c,$(call obj_dir,$c)/%.o,\
                   $(wildcard solutions/$(call ch_dir,$c)/*.c)))
 LIB          := $(BUILD)/lib/libtshmem.a
+# What a program linked with libtshmem needs besides: UCX (chapter 2.6's network), threads, libm.
+RT_LIBS      := -lucp -lucs -lpthread -lm
 # Everything that grades a chapter lives in its folder grader/chapters/<id>/ (suite_*.c, pe_*.c,
 # bench_*.c, the GPU chapters' *.cu); each program is named after its source file.
 GRADING      := $(sort $(wildcard grader/chapters/*))
@@ -253,7 +257,7 @@ pe-programs: $(PE_PROGS)
 
 $(BUILD)/bin/pe_%: pe_%.c $(wildcard grader/pe/*.h grader/chapters/*/pe_*.h) $(HEADERS) $(LIB)
 	@mkdir -p $(@D)
-	$(MPICC) $(CSTD) $(RT_CFLAGS) $(WARN) $(INCLUDE) -Igrader/pe $< $(LIB) -lpthread -lm -o $@
+	$(MPICC) $(CSTD) $(RT_CFLAGS) $(WARN) $(INCLUDE) -Igrader/pe $< $(LIB) $(RT_LIBS) -o $@
 
 # ---- Chapter 3.6: the Python module tshmem (C extension + Python part) ----------------------
 # -fPIC above lets the static libtshmem go into this shared object. The module is compiled
@@ -273,7 +277,7 @@ $(PY_OUT)/_tshmem.so: $(NEEDS_PY_STUBS) $(wildcard $(PY_SRC_DIR)/*.[ch]) $(HEADE
 	  "python3-dev (or make deps)" >&2; exit 1; } && \
 	  echo "$(MPICC) -shared ... -o $@" && \
 	  $(MPICC) -std=c11 $(CFLAGS) -fPIC -shared $(WARN) $(INCLUDE) -I$$inc \
-	    $(filter %.c,$^) $(LIB) -lpthread -lm -o $@
+	    $(filter %.c,$^) $(LIB) $(RT_LIBS) -o $@
 
 $(PY_OUT)/%.py: $(PY_SRC_DIR)/%.py
 	@mkdir -p $(@D)
@@ -287,7 +291,7 @@ bench-programs: $(BENCH_PROGS)
 
 $(BUILD)/bin/bench_%: bench_%.c grader/bench/bench.h $(HEADERS) $(LIB)
 	@mkdir -p $(@D)
-	$(MPICC) $(CSTD) $(RT_CFLAGS) $(WARN) $(INCLUDE) -Igrader/bench $< $(LIB) -lpthread -lm -o $@
+	$(MPICC) $(CSTD) $(RT_CFLAGS) $(WARN) $(INCLUDE) -Igrader/bench $< $(LIB) $(RT_LIBS) -o $@
 
 # ---- Criterion suites and the grader (independent of the variant) -----------------------------
 suites: $(SUITES)

@@ -625,6 +625,19 @@ void tshmem_transport_start(void);
  * operations, waits until every PE has done so, then stops the proxy thread and clears the
  * wait hook (provided). */
 void tshmem_transport_stop(void);
+/* 2.6's one-sided network (week2/2.6-ucx-network): where it runs, each tshmem_offnode_* call
+ * above hands its work to the tshmem_ucx_* call of its name (ucx.c). tshmem_transport_start asks
+ * tshmem_ucx_start first (network.c, provided): 1 when TSHMEM_NET allows UCX and it starts, 0
+ * to run the proxy; tshmem_transport_stop calls tshmem_ucx_stop, a no-op where it did not run. */
+int tshmem_ucx_start(void);
+void tshmem_ucx_stop(void);
+extern int tshmem_ucx_running; /* tshmem_ucx_start returned 1, until tshmem_ucx_stop */
+static inline int tshmem_ucx_active(void) { return tshmem_ucx_running; }
+void tshmem_ucx_put(void *dest, const void *source, size_t nbytes, int pe);
+void tshmem_ucx_get(void *dest, const void *source, size_t nbytes, int pe);
+void tshmem_ucx_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+uint64_t tshmem_ucx_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, uint64_t cond, int pe);
+void tshmem_ucx_quiet(void);
 /* 2.5 teams (week2/2.5-multi-node/team.c): a split of parent into the groups of PEs that pass
  * the same colour (>= 0), numbered by key; TSHMEM_TEAM_INVALID for a colour < 0. Collective
  * over parent. */

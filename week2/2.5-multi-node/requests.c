@@ -3,7 +3,8 @@
  *
  * Chapter 2.5. transport.h says what travels, in which order, and who serves; transport.c
  * provides the state, the message helpers and the proxy thread that calls tshmem_proxy_serve.
- * You write the five calls below and tshmem_proxy_serve.
+ * You write the five calls below and tshmem_proxy_serve. Where chapter 2.6's network runs
+ * (tshmem_ucx_active), each call hands its work to it first thing.
  */
 #define TSHMEM_CHAPTER "2.5"
 #define _GNU_SOURCE
@@ -21,30 +22,39 @@ _Noreturn static void no_transport(const char *func, int pe)
 
 void tshmem_offnode_put(void *dest, const void *source, size_t nbytes, int pe)
 {
+    if (tshmem_ucx_active()) { /* chapter 2.6's network carries it */
+        tshmem_ucx_put(dest, source, nbytes, pe);
+        return;
+    }
     if (!tshmem_net.active)
         no_transport("tshmem_putmem", pe);
     net_lock();
-    (void)dest; (void)source; (void)nbytes;
     TSHMEM_TODO("Remote put", "send a PUT header and then the bytes to pe's proxy, one chunk at a time; mark pe pending");
     net_unlock();
 }
 
 void tshmem_offnode_get(void *dest, const void *source, size_t nbytes, int pe)
 {
+    if (tshmem_ucx_active()) {
+        tshmem_ucx_get(dest, source, nbytes, pe);
+        return;
+    }
     if (!tshmem_net.active)
         no_transport("tshmem_getmem", pe);
     net_lock();
-    (void)dest; (void)source; (void)nbytes;
     TSHMEM_TODO("Remote get", "ask pe's proxy for the bytes with one GET request and receive them chunk by chunk into dest");
     net_unlock();
 }
 
 void tshmem_offnode_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
+    if (tshmem_ucx_active()) {
+        tshmem_ucx_signal(sig_addr, signal, sig_op, pe);
+        return;
+    }
     if (!tshmem_net.active)
         no_transport("tshmem_signal_op", pe);
     net_lock();
-    (void)sig_addr; (void)signal; (void)sig_op;
     TSHMEM_TODO("Remote signal and atomics", "send a SIGNAL request; the proxy applies it after every earlier request of ours");
     net_unlock();
 }
@@ -52,11 +62,12 @@ void tshmem_offnode_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int 
 uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, uint64_t cond,
                             int pe)
 {
+    if (tshmem_ucx_active())
+        return tshmem_ucx_amo(op, dest, value, cond, pe);
     if (!tshmem_net.active)
         no_transport("tshmem_uint64_atomic", pe);
     uint64_t old = 0;
     net_lock();
-    (void)op; (void)dest; (void)value; (void)cond;
     TSHMEM_TODO("Remote signal and atomics", "send an AMO request; for a fetching one wait for the proxy's reply");
     net_unlock();
     return old;
@@ -64,6 +75,10 @@ uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, 
 
 void tshmem_offnode_quiet(void)
 {
+    if (tshmem_ucx_active()) {
+        tshmem_ucx_quiet();
+        return;
+    }
     if (!tshmem_net.active)
         return; /* every PE on one node: nothing can be pending */
     net_lock();

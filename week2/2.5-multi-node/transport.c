@@ -472,6 +472,8 @@ void tshmem_transport_start(void)
 {
     if (tshmem_g.n_nodes <= 1)
         return; /* every PE on this node: the shared-memory path reaches them all */
+    if (tshmem_ucx_start())
+        return; /* chapter 2.6's network carries the off-node calls (TSHMEM_NET) */
     int level;
     MPI_Query_thread(&level);
     if (level < MPI_THREAD_MULTIPLE)
@@ -509,6 +511,7 @@ void tshmem_transport_start(void)
 void tshmem_transport_stop(void)
 {
     tshmem_teams_release();
+    tshmem_ucx_stop(); /* chapter 2.6's network, if it ran */
     if (!tshmem_net.active)
         return;
     /* Complete what we sent, then wait until every PE has done the same: after that no PE

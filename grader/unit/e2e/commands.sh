@@ -139,7 +139,7 @@ expect "a chapter without a benchmark says so" "$out" "There is no benchmark for
 fx=$course/bench-fixture
 mkdir -p "$fx/solutions" "$fx/learner"
 if mpicc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iinclude -Igrader/bench grader/unit/fixtures/bench_fixture.c \
-     "$src/build/solutions/lib/libtshmem.a" -lpthread -lm -o "$fx/solutions/bench_1_3" 2>"$err"; then
+     "$src/build/solutions/lib/libtshmem.a" -lucp -lucs -lpthread -lm -o "$fx/solutions/bench_1_3" 2>"$err"; then
   cp "$fx/solutions/bench_1_3" "$fx/learner/bench_1_3"
   TSHMEM_GRADER_BENCH_FIXTURE=$fx "$G" bench 1.3 --quick >"$out" 2>&1
   rc=$?
@@ -271,7 +271,7 @@ n=$(ls .tshmem-progress.json.broken-* 2>/dev/null | wc -l)
 hang=$course/hang
 mkdir -p "$hang"
 if mpicc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Iinclude -Igrader/pe grader/unit/fixtures/pe_hang.c \
-     "$src/build/solutions/lib/libtshmem.a" -lpthread -lm -o "$hang/pe_hang" 2>"$err" &&
+     "$src/build/solutions/lib/libtshmem.a" -lucp -lucs -lpthread -lm -o "$hang/pe_hang" 2>"$err" &&
    cc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Igrader/harness -Igrader/tests -Iinclude grader/unit/fixtures/suite_hang.c \
      grader/harness/job.c grader/harness/report.c grader/harness/sanitizer.c -lcriterion -ljansson -o "$hang/suite_hang" 2>>"$err"; then
   job_id=e2ehang$$

@@ -38,6 +38,12 @@ static const struct setting table[] = {
     {"TSHMEM_LINK", STRING, "", 0, 0,
      "a network between virtual nodes, e.g. 12.5GB/s,5us: each off-node transfer takes that "
      "bandwidth and latency, as a network card's would (empty: as fast as MPI)"},
+    {"TSHMEM_NET", STRING, "", 0, 0,
+     "the network between nodes: ucx (chapter 2.6; the default once it is written and UCX "
+     "starts) or proxy (chapter 2.5)"},
+    {"TSHMEM_UCX_HELPER", STRING, "", 0, 0,
+     "1 or 0: whether a helper thread progresses the UCX network (empty: where its transports "
+     "need the target's help, as TCP does)"},
     {"TSHMEM_JOB_ID", STRING, "", 0, 0,
      "names this job's shared-memory segments; tshrun sets it"},
 };

@@ -3,7 +3,8 @@
  *
  * Chapter 2.5. transport.h says what travels, in which order, and who serves; transport.c
  * provides the state, the message helpers and the proxy thread that calls tshmem_proxy_serve.
- * You write the five calls below and tshmem_proxy_serve.
+ * You write the five calls below and tshmem_proxy_serve. Where chapter 2.6's network runs
+ * (tshmem_ucx_active), each call hands its work to it first thing.
  */
 #define TSHMEM_CHAPTER "2.5"
 #define _GNU_SOURCE
@@ -21,6 +22,10 @@ _Noreturn static void no_transport(const char *func, int pe)
 
 void tshmem_offnode_put(void *dest, const void *source, size_t nbytes, int pe)
 {
+    if (tshmem_ucx_active()) { /* chapter 2.6's network carries it */
+        tshmem_ucx_put(dest, source, nbytes, pe);
+        return;
+    }
     if (!tshmem_net.active)
         no_transport("tshmem_putmem", pe);
     net_lock();
@@ -68,6 +73,10 @@ void tshmem_offnode_put(void *dest, const void *source, size_t nbytes, int pe)
 
 void tshmem_offnode_get(void *dest, const void *source, size_t nbytes, int pe)
 {
+    if (tshmem_ucx_active()) {
+        tshmem_ucx_get(dest, source, nbytes, pe);
+        return;
+    }
     if (!tshmem_net.active)
         no_transport("tshmem_getmem", pe);
     net_lock();
@@ -99,6 +108,10 @@ void tshmem_offnode_get(void *dest, const void *source, size_t nbytes, int pe)
 
 void tshmem_offnode_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
+    if (tshmem_ucx_active()) {
+        tshmem_ucx_signal(sig_addr, signal, sig_op, pe);
+        return;
+    }
     if (!tshmem_net.active)
         no_transport("tshmem_signal_op", pe);
     net_lock();
@@ -123,6 +136,8 @@ void tshmem_offnode_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int 
 uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, uint64_t cond,
                             int pe)
 {
+    if (tshmem_ucx_active())
+        return tshmem_ucx_amo(op, dest, value, cond, pe);
     if (!tshmem_net.active)
         no_transport("tshmem_uint64_atomic", pe);
     uint64_t old = 0;
@@ -150,6 +165,10 @@ uint64_t tshmem_offnode_amo(enum tshmem_amo op, uint64_t *dest, uint64_t value, 
 
 void tshmem_offnode_quiet(void)
 {
+    if (tshmem_ucx_active()) {
+        tshmem_ucx_quiet();
+        return;
+    }
     if (!tshmem_net.active)
         return; /* every PE on one node: nothing can be pending */
     net_lock();
