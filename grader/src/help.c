@@ -94,10 +94,22 @@ static const struct command_help helps[] = {
      "restate it between marker lines. --check says which file is out of date, --write rewrites\n"
      "them (tools/update-lists runs it), --paths prints the names of a chapter's places (its\n"
      "folder, page, suite, PE program, benchmark) as shell assignments.\n"},
+    {"mutants",
+     "usage: grader mutants [CHAPTER ...]\n\n"
+     "For maintainers (make mutants; make test runs it). Each mistake a chapter's page predicts\n"
+     "is a patch of the reference, grader/chapters/X.Y/mutants/NAME.patch, whose header says\n"
+     "the mistake (mistake:), the page's section (page:) and what the failure must say\n"
+     "(expect:, one line or more). Each is built as a variant of the reference (make\n"
+     "MUTANT=X.Y/NAME IMPL=solutions: only the patched files compile) and the chapter's suite\n"
+     "runs on it, two mutants side by side: a mutant passes when a test fails within 15 s, not\n"
+     "by a timeout, with a message holding every expect: fragment. A chapter needs at least\n"
+     "two. Mutants of chapters that cannot run here (GPUs, PyTorch) are skipped, one line\n"
+     "saying why. Exit status 0 when every mutant was caught.\n"},
     {"selftest",
      "usage: grader selftest [CHAPTER ...]\n\n"
      "The course's own checks (what `make test` runs): every suite passes on solutions/ and\n"
-     "fails on each chapter's stub, the stubs are fresh, the grader's unit tests and its\n"
+     "fails on each chapter's stub, the stubs are fresh, every mutant of the reference (grader\n"
+     "mutants) is caught, the grader's unit tests and its\n"
      "end-to-end tests (commands, dashboard in tmux, watch mode) pass.\n"
      "With chapters (grader selftest 3.4): the course-wide checks and those chapters' only,\n"
      "without the benchmarks and the grader's own tests.\n"},
