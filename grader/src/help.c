@@ -72,7 +72,8 @@ static const struct command_help helps[] = {
      "session card (time spent, chapters passed, tests fixed, hints used during the session)\n"
      "and keeps it in your progress; status shows the open session so far.\n"},
     {"bench",
-     "usage: grader bench CHAPTER|all [--pes N] [--hosts H1,H2] [--quick] [--impl solutions]\n\n"
+     "usage: grader bench CHAPTER|all [--pes N] [--hosts H1,H2] [--quick] [--ref-deps]\n"
+     "                    [--impl solutions]\n\n"
      "Runs the chapter's benchmark, where it has one: your code, the reference and MPI in the\n"
      "same run, over message sizes from 8 B to 64 MiB (--quick: a few sizes up to 1 MiB). Prints\n"
      "a table per operation and size: latency (us) and bus bandwidth (GB/s) of each, and speed\n"
@@ -84,6 +85,9 @@ static const struct command_help helps[] = {
      "  --hosts H1,H2     run across these machines (tools/tshrun -H; README \"Two machines\"):\n"
      "                    chapter 2.5's off-node figures over a real network\n"
      "  --quick           a few sizes, seconds per chapter (make test runs this)\n"
+     "  --ref-deps        build yours with every earlier chapter from the reference, as\n"
+     "                    grader test --ref-deps does (your chapter's figures, when an earlier\n"
+     "                    one is not written)\n"
      "  --impl solutions  the reference and MPI only: nothing of yours is built or recorded\n"},
     {"list", "usage: grader list\n\nThe roadmap: every chapter, its folder, and whether it is "
              "available yet.\n"},
