@@ -135,6 +135,18 @@ char *mutants_skip_reason(const struct course *c, const struct chapter *ch)
     return why;
 }
 
+char *mutant_stale(const struct course *c, const struct mutant *m)
+{
+    char *argv[] = {"patch", "-p0", "--dry-run", "-F0", "-f", "-s", "--reject-file=-", "-i",
+                    (char *)m->path, NULL},
+         *out = NULL;
+    if (run_quiet(c, argv, &out) == 0) {
+        free(out);
+        return NULL;
+    }
+    return out ? out : strdup("patch failed");
+}
+
 /* ---- One mutant ------------------------------------------------------------------------- */
 
 static int timed_out(const char *msg)
@@ -272,16 +284,15 @@ static void finish(const struct slot *s, struct mutant_verdict *v)
     size_t len = 0;
     char *text = s->pid > 0 ? read_file(s->file, &len) : NULL;
     unlink(s->file);
-    int used = 0;
-    if (!text || sscanf(text, "%d %d %lf %95s %n", &v->caught, &v->full, &v->seconds, v->test,
-                         &used) < 4) {
+    char *nl = text ? strchr(text, '\n') : NULL;
+    if (!nl || sscanf(text, "%d %d %lf %95s", &v->caught, &v->full, &v->seconds, v->test) < 4) {
         v->detail = strdup("      the mutant's run ended without a verdict (stopped?)\n");
         free(text);
         return;
     }
     if (!strcmp(v->test, "-"))
         v->test[0] = '\0';
-    v->detail = strdup(text + used);
+    v->detail = strdup(nl + 1);
     free(text);
 }
 
@@ -380,6 +391,14 @@ int cmd_mutants(const struct course *c, int argc, char **argv)
         if (why) {
             printf("  skip  %s: %d mutants not run: %s\n", ch->id, n, why);
             skipped += n;
+            for (int k = 0; k < n; k++) { /* they must still apply to the reference */
+                char *stale = mutant_stale(c, &list[k]);
+                if (stale)
+                    printf("  FAIL  %s %s no longer applies to the reference: write it again "
+                           "(diff -u)\n%s", ch->id, list[k].name, stale);
+                t.missed += stale != NULL;
+                free(stale);
+            }
         } else if (more) { /* every chapter's in one queue: two run at a time throughout */
             all = more;
             memcpy(all + total, list, sizeof *list * (size_t)n);

@@ -48,4 +48,8 @@ void mutants_run(const struct course *c, const struct mutant *list, int n, int p
  * chapter that needs PyTorch without it), or NULL. Caller frees. */
 char *mutants_skip_reason(const struct course *c, const struct chapter *ch);
 
+/* Whether the patch still applies to the reference (patch --dry-run): NULL if it does, else
+ * what patch said (caller frees). For the mutants that cannot run here. */
+char *mutant_stale(const struct course *c, const struct mutant *m);
+
 #endif

@@ -381,6 +381,13 @@ static void mutant_checks(const struct course *c, const struct chapter *const *w
         if (why) {
             printf("  skip  %s: %d mutants not run: %s\n", wanted[i]->id, k, why);
             skipped++;
+            for (int j = 0; j < k; j++) { /* they must still apply to the reference */
+                char *stale = mutant_stale(c, &list[j]), what[300];
+                snprintf(what, sizeof what, "%s mutant %s still applies to the reference",
+                         wanted[i]->id, list[j].name);
+                check(!stale, what, stale);
+                free(stale);
+            }
         } else if (more) {
             all = more;
             memcpy(all + total, list, sizeof *list * (size_t)k);
