@@ -99,7 +99,7 @@ static const struct command_help helps[] = {
      "them (tools/update-lists runs it), --paths prints the names of a chapter's places (its\n"
      "folder, page, suite, PE program, benchmark) as shell assignments.\n"},
     {"mutants",
-     "usage: grader mutants [CHAPTER ...]\n\n"
+     "usage: grader mutants [CHAPTER | CHAPTER/NAME ...]\n\n"
      "For maintainers (make mutants; make test runs it). Each mistake a chapter's page predicts\n"
      "is a patch of the reference, grader/chapters/X.Y/mutants/NAME.patch, whose header says\n"
      "the mistake (mistake:), the page's section (page:) and what the failure must say\n"
@@ -108,7 +108,8 @@ static const struct command_help helps[] = {
      "runs on it, two mutants side by side: a mutant passes when a test fails within 15 s, not\n"
      "by a timeout, with a message holding every expect: fragment. A chapter needs at least\n"
      "two. Mutants of chapters that cannot run here (GPUs, PyTorch) are skipped, one line\n"
-     "saying why. Exit status 0 when every mutant was caught.\n"},
+     "saying why (they must still apply). CHAPTER/NAME runs that mutant alone. Exit status 0\n"
+     "when every mutant was caught.\n"},
     {"selftest",
      "usage: grader selftest [CHAPTER ...]\n\n"
      "The course's own checks (what `make test` runs): every suite passes on solutions/ and\n"

@@ -356,6 +356,19 @@ static void print_verdict(void *ctx, const struct mutant *m, const struct mutant
 
 int cmd_mutants(const struct course *c, int argc, char **argv)
 {
+    /* CHAPTER, or CHAPTER/NAME for one mutant */
+    char ids[16][16];
+    const char *names[16];
+    if (argc > 16) {
+        fprintf(stderr, "grader mutants: at most 16 chapters or mutants at once.\n");
+        return 2;
+    }
+    for (int i = 0; i < argc; i++) {
+        const char *slash = strchr(argv[i], '/');
+        snprintf(ids[i], sizeof ids[i], "%.*s", slash ? (int)(slash - argv[i]) : 15, argv[i]);
+        names[i] = slash ? slash + 1 : NULL;
+        argv[i] = ids[i];
+    }
     for (int i = 0; i < argc; i++)
         if (!course_find(c, argv[i]) || !course_find(c, argv[i])->available) {
             fprintf(stderr, "grader mutants: there is no available chapter '%s' in "
@@ -379,8 +392,23 @@ int cmd_mutants(const struct course *c, int argc, char **argv)
         if (!ch->available || !want)
             continue;
         struct mutant *list;
-        int n = mutants_of(c, ch, &list);
-        if (n < 2) {
+        int n = mutants_of(c, ch, &list), named = 0;
+        for (int a = 0; a < argc; a++) /* CHAPTER/NAME: that mutant alone */
+            if (course_find(c, argv[a]) == ch && names[a])
+                for (int k = 0; k < n; k++)
+                    if (!strcmp(list[k].name, names[a]))
+                        list[named++] = list[k];
+        int whole = 1;
+        for (int a = 0; a < argc; a++)
+            whole &= !(course_find(c, argv[a]) == ch && names[a]);
+        if (!whole) {
+            if (named == 0) {
+                printf("  FAIL  %s: no mutant of that name in grader/chapters/%s/mutants/\n", ch->id,
+                       ch->id);
+                few++;
+            }
+            n = named;
+        } else if (n < 2) {
             printf("  FAIL  %s has %d mutant%s: write at least two, grader/chapters/%s/mutants/"
                    "NAME.patch (MAINTAINING.md, \"Mutants\")\n", ch->id, n, n == 1 ? "" : "s",
                    ch->id);
