@@ -105,8 +105,9 @@ static const struct command_help helps[] = {
      "the mistake (mistake:), the page's section (page:) and what the failure must say\n"
      "(expect:, one line or more). Each is built as a variant of the reference (make\n"
      "MUTANT=X.Y/NAME IMPL=solutions: only the patched files compile) and the chapter's suite\n"
-     "runs on it, two mutants side by side: a mutant passes when a test fails within 15 s, not\n"
-     "by a timeout, with a message holding every expect: fragment. A chapter needs at least\n"
+     "runs on it, two mutants side by side, stopping at the first failed test: a mutant passes\n"
+     "when a test fails by a check, not by a timeout, with a message holding every expect:\n"
+     "fragment (each verdict shows how long the test took). A chapter needs at least\n"
      "two. Mutants of chapters that cannot run here (GPUs, PyTorch) are skipped, one line\n"
      "saying why (they must still apply). CHAPTER/NAME runs that mutant alone. Exit status 0\n"
      "when every mutant was caught.\n"},

@@ -6,8 +6,9 @@
  *     expect: <a fragment the failure must contain>   (one line or more: each must be there)
  * Each is built as a variant of the reference (make MUTANT=X.Y/NAME IMPL=solutions: only the
  * patched files compile, every other object is the reference's), and the chapter's suite runs
- * on it, stopping at its first failed test. A mutant is caught when a test fails within
- * MUTANT_SECONDS, not by a timeout, with a message holding every expect fragment. Where the
+ * on it, stopping at its first failed test. A mutant is caught when a test fails by a check,
+ * not by a timeout (the report shows how long it took), with a message holding every expect
+ * fragment. Where the
  * first failure does not name it, the whole suite runs again and any failed test may. Two
  * mutants run side by side. */
 #define _GNU_SOURCE
@@ -178,8 +179,7 @@ static int judge(const struct mutant *m, const struct chapter_run *r, struct mut
 {
     for (int i = 0; i < r->n; i++) {
         const struct result *t = &r->results[i];
-        if (!t->passed && !timed_out(t->message) && names_it(m, t->message) &&
-            t->seconds <= MUTANT_SECONDS) {
+        if (!t->passed && !timed_out(t->message) && names_it(m, t->message)) {
             v->caught = 1;
             v->seconds = t->seconds;
             snprintf(v->test, sizeof v->test, "%s", t->test);
@@ -192,9 +192,8 @@ static int judge(const struct mutant *m, const struct chapter_run *r, struct mut
         if (t->passed)
             continue;
         if (failed++ == 0)
-            fprintf(f, "      the suite's failed tests do not catch it as the page says: each must "
-                       "fail within %.0f s, not by a timeout, with a message holding",
-                    MUTANT_SECONDS);
+            fprintf(f, "      the suite's failed tests do not catch it as the page says: one must "
+                       "fail by a check, not by a timeout, with a message holding");
         if (failed == 1)
             for (int k = 0; k < m->nexpect; k++)
                 fprintf(f, "%s\"%s\"%s", k ? (k == m->nexpect - 1 ? " and " : ", ") : " ",
@@ -202,7 +201,7 @@ static int judge(const struct mutant *m, const struct chapter_run *r, struct mut
         if (failed > 3)
             continue;
         fprintf(f, "      %s failed after %.1f s%s:\n", t->test, t->seconds,
-                timed_out(t->message) ? " (a timeout)" : names_it(m, t->message) ? " (too late)" : "");
+                timed_out(t->message) ? " (a timeout)" : "");
         head(f, t->message, 4);
     }
     if (failed > 3)
@@ -381,7 +380,7 @@ int cmd_mutants(const struct course *c, int argc, char **argv)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     printf("Each chapter's predicted mistakes, as mutants of the reference: its suite must catch "
-           "each, by name, within %.0f s\n", MUTANT_SECONDS);
+           "each by a check that names it, not by a timeout\n");
     struct mutant *all = NULL;
     int total = 0;
     for (int i = 0; i < c->n; i++) {

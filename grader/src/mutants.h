@@ -8,9 +8,6 @@
 #include "course.h"
 
 #define MUTANT_EXPECTS 4
-/* A mutant must be caught by a test that fails within this many seconds, by a check that names
- * it: never by a test's timeout (30 s and more). */
-#define MUTANT_SECONDS 15.0
 
 /* One patch and its header lines (mistake:, page:, expect:, which patch itself skips). */
 struct mutant {
