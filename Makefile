@@ -59,7 +59,7 @@ CHAPTERS := 1.1:week1/1.1-init 1.2:week1/1.2-symmetric-heap 1.3:week1/1.3-put-ge
             1.4:week1/1.4-signals-barriers 1.5:week1/1.5-ring 2.1:week2/2.1-buffers \
             2.2:week2/2.2-allreduce 2.3:week2/2.3-allgather 2.4:week2/2.4-overlap \
             2.5:week2/2.5-multi-node 3.1:week3/3.1-moe-alltoall 3.2:week3/3.2-pipeline \
-            3.4:week3/3.4-zero 3.5:week3/3.5-tensor-parallel
+            3.4:week3/3.4-zero 3.5:week3/3.5-tensor-parallel 3.8:week3/3.8-lora-cache
 GPU_CHAPTERS := 3.3:week3/3.3-gpu 3.7:week3/3.7-gpu-moe
 PY_CHAPTERS := 3.6:week3/3.6-pytorch
 # make pe-X_Y: all that the grader builds to run chapter X.Y's suite (its PE program,
@@ -79,10 +79,11 @@ pe-3_2: $(BUILD)/bin/pe_3_2
 pe-3_4: $(BUILD)/bin/pe_3_4
 pe-3_5: $(BUILD)/bin/pe_3_5
 pe-3_6: $(BUILD)/bin/pe_3_6
+pe-3_8: $(BUILD)/bin/pe_3_8
 # A GPU chapter's names, tests and GPUs, for tools/gpu-env and tools/gpu-test on a GPU
 # machine that may have no grader: make -s print-chapter ID=3.3.
 CHAPTER_3.3 := id=3.3 week=3 slug=gpu kind=gpu tag=3_3 dir=week3/3.3-gpu book=book/3.3-gpu.md grading=grader/chapters/3.3 suite=test_3_3 suite_src=grader/chapters/3.3/test_3_3.cu pe=pe_3_3 pe_src=grader/chapters/3.3/pe_3_3.c bench=bench_3_3 bench_src=grader/chapters/3.3/bench_3_3.cu make_target=pe-3_3 min_gpus=2 all_gpus=0 gpu_tests=bootstrap,ring_shift,ring_bcast,allreduce,put
-CHAPTER_3.7 := id=3.7 week=3 slug=gpu-moe kind=gpu tag=3_7 dir=week3/3.7-gpu-moe book=book/3.7-gpu-moe.md grading=grader/chapters/3.7 suite=test_3_7 suite_src=grader/chapters/3.7/test_3_7.cu pe=pe_3_7 pe_src=grader/chapters/3.7/pe_3_7.c bench=bench_3_7 bench_src=grader/chapters/3.7/bench_3_7.cu make_target=pe-3_7 min_gpus=1 all_gpus=1 gpu_tests=ring,dispatch,combine,layers,no_p2p,low_latency
+CHAPTER_3.7 := id=3.7 week=3 slug=gpu-moe kind=gpu tag=3_7 dir=week3/3.7-gpu-moe book=book/3.7-gpu-moe.md grading=grader/chapters/3.7 suite=test_3_7 suite_src=grader/chapters/3.7/test_3_7.cu pe=pe_3_7 pe_src=grader/chapters/3.7/pe_3_7.c bench=bench_3_7 bench_src=grader/chapters/3.7/bench_3_7.cu make_target=pe-3_7 min_gpus=1 all_gpus=1 gpu_tests=ring,dispatch,combine,layers,no_p2p,low_latency,allgather
 # The README's commands: install what is missing, build, grade a week's chapters.
 WEEKS := week1 week2 week3
 week1: deps
@@ -92,7 +93,7 @@ week3: deps deps-torch
 define HELP_WEEKS
 @echo "  make week1        install what is missing, build your code, grade chapters 1.1-1.5"
 @echo "  make week2        the same for chapters 2.1-2.5"
-@echo "  make week3        the same for chapters 3.1-3.7"
+@echo "  make week3        the same for chapters 3.1-3.8"
 @echo "                    (3.3 and 3.7 need GPUs and NVSHMEM: skipped, with the reason, elsewhere;"
 @echo "                    make gpu builds and runs them)"
 @echo "                    (3.6 needs PyTorch: make week3 installs it, as make deps-torch does)"
@@ -221,9 +222,10 @@ help:
 	@echo "                    (grader/chapters/X.Y/mutants/), must be caught by its tests, by"
 	@echo "                    name and fast (MUTANTS=\"2.2\" narrows it; make test runs it)"
 	@echo "  make test-hosts   chapter 2.5 and tshrun -H across two machines made of network"
-	@echo "                    namespaces joined by a veth pair, ssh between them (root; skipped,"
-	@echo "                    with the reason, where namespaces are not allowed; make test runs"
-	@echo "                    it); BENCH=1 adds grader bench 2.5 over the link"
+	@echo "                    namespaces joined by a veth pair, ssh between them, then a Slurm"
+	@echo "                    cluster on them (salloc, sbatch, scancel; root; skipped, with the"
+	@echo "                    reason, where namespaces are not allowed; make test runs it);"
+	@echo "                    BENCH=1 adds grader bench 2.5 over the link"
 	@echo "  make lib          build build/<impl>/lib/libtshmem.a (IMPL=learner|solutions)"
 	@echo "  make pe-programs  build the PE-side test programs of a variant (IMPL, REF, STUB)"
 	@echo "  make bench-programs  build the chapter benchmarks of a variant (build/<impl>/bin/bench_*)"
@@ -246,10 +248,11 @@ help:
 	@echo "  make book         build this course's book as a static site in build/book/ (open"
 	@echo "                    build/book/index.html); installs pandoc, graphviz, gnuplot"
 	@echo "  make check-book   the book's checks (make test runs them): the site builds without"
-	@echo "                    warnings, links and images resolve, listings compile, screenshots"
+	@echo "                    warnings, links and images resolve, listings compile, the pages"
+	@echo "                    agree with the tree (tools/check-spec), screenshots"
 	@echo "  make deps         install missing Debian packages (apt-get, as root or through sudo)"
 	@echo "  make deps-book    the same, with what the book needs"
-	@echo "  make deps-hosts   the same, with what make test-hosts needs (openssh-server)"
+	@echo "  make deps-hosts   the same, with what make test-hosts needs (openssh-server, Slurm, munge)"
 	@echo "  make deps-torch   the same, with PyTorch (Debian's python3-torch, large) for chapter $(call ch_id,$(PY_CHAPTERS))"
 	@echo "  make clean        remove build/"
 	@echo

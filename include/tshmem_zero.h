@@ -122,9 +122,10 @@ void   tshmem_zero_reduce_scatter(struct tshmem_zero *z, float *dest, const floa
                                   size_t count);
 void   tshmem_zero_allgather(struct tshmem_zero *z, float *dest, const float *src, size_t count);
 void   tshmem_zero_allreduce(struct tshmem_zero *z, float *buf, size_t count);
-/* Stage 3's gather of layer l into buffer b (0 or 1): started (2.4's tshmem_allreduce_nb of the
- * buffer, which holds my shard in its place and -0.0 everywhere else: the sum is then every
- * PE's shard, bit for bit, since x + -0.0 = x), and awaited: returns the layer's parameters. */
+/* Stage 3's gather of layer l into buffer b (0 or 1): started (tshmem_fcollectmem_nb, 2.4's
+ * progress thread: every PE's shard of the layer, in team order, into the buffer; with use_mpi,
+ * MPI_Iallgather), and awaited: returns the layer's parameters. (Gathering by an allreduce of a
+ * buffer that holds my shard and -0.0 elsewhere also works, at twice the bytes: bonus task 1.) */
 void   tshmem_zero_gather_start(struct tshmem_zero *z, int l, int b);
 const float *tshmem_zero_gather_wait(struct tshmem_zero *z, int b);
 void   tshmem_zero_mpi_free(struct tshmem_zero *z); /* the MPI version's communicator */

@@ -39,6 +39,8 @@ struct pe_proc {
     pid_t gdb;       /* gdb taking its backtrace, or -1 */
     int gdb_fd;      /* gdb's output */
     char *where;     /* rendered backtrace, or NULL */
+    enum job_where kind; /* in a wait, or running its own code */
+    char own[384];   /* where in its own code: "f (file:line)" */
     const char *why; /* why there is no backtrace */
 };
 
@@ -289,6 +291,7 @@ static void backtraces(struct pe_proc *pes, int n) {
             if (strstr(bt, "ptrace: Operation not permitted"))
                 pes[i].why = "no backtrace: gdb may not attach here (kernel.yama.ptrace_scope)";
             pes[i].where = job_backtrace_text(bt);
+            pes[i].kind = job_backtrace_kind(bt, pes[i].own, sizeof pes[i].own);
             free(bt);
         }
         if (!pes[i].where && asprintf(&pes[i].where, "%s; %s", pes[i].why,
@@ -306,6 +309,26 @@ static void report_pe(FILE *m, const struct pe_job *snap, int pe, const struct p
     else fprintf(m, "never printed a step");
     fprintf(m, "; %s\n", p && p->where ? p->where : "its process had already exited");
     free(step);
+}
+
+/* The PEs that were running code of their own, in no wait (a loop that does not end), named
+   with where; 0 when there is none. */
+static int own_code(FILE *m, const struct pe_job *snap, const struct pe_proc *pes, int n) {
+    int k = 0, waiting = 0;
+    for (int i = 0; i < n; i++) {
+        if (pes[i].pe < 0 || pes[i].pe >= snap->npes) continue;
+        waiting += pes[i].kind == JOB_WHERE_WAIT;
+        if (pes[i].kind != JOB_WHERE_OWN) continue;
+        fprintf(m, "%sPE %d was not waiting: it was running its own code, in %s", k ? "; " : "",
+                pes[i].pe, pes[i].own);
+        k++;
+    }
+    if (k == 0) return 0;
+    fprintf(m, ".\nA loop there that never ends? Its condition never changes, or it waits for a "
+               "word without the runtime's wait functions. %s",
+            waiting ? "The PEs in a wait are most likely waiting for it: see book \"Debugging\"."
+                    : "See book \"Debugging\".");
+    return k;
 }
 
 static char *hang_text(const struct pe_job *snap, const struct pe_proc *pes, int n,
@@ -327,8 +350,9 @@ static char *hang_text(const struct pe_job *snap, const struct pe_proc *pes, int
     if (flooded) fprintf(m, "A PE printing without end is usually stuck in a loop.");
     else if (job_done_count(snap) == snap->npes)
         fprintf(m, "Every PE printed done, so the job hung while finishing (tshmem_finalize?).");
-    else fprintf(m, "A hang usually means a PE waits for a signal nobody sends: "
-                    "see book \"Debugging\".");
+    else if (!own_code(m, snap, pes, n))
+        fprintf(m, "A hang usually means a PE waits for a signal nobody sends: "
+                   "see book \"Debugging\".");
     fclose(m);
     return s;
 }

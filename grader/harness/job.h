@@ -74,4 +74,11 @@ char *job_problem_error(const struct pe_job *job, int status, const char *needle
    main thread, as "in f (file:line) <- caller <- main, inside callee()"; NULL if no frame. */
 char *job_backtrace_text(const char *gdb_output);
 
+/* What that main thread was doing: JOB_WHERE_WAIT inside a wait (a function of the runtime or
+   of MPI that waits, or a blocking call of the system, anywhere on its stack); JOB_WHERE_OWN
+   running code of its own with none of those on its stack (a loop that never ends), with its
+   innermost frame of the program or runtime, "f (file:line)", written to own; else UNKNOWN. */
+enum job_where { JOB_WHERE_UNKNOWN, JOB_WHERE_WAIT, JOB_WHERE_OWN };
+enum job_where job_backtrace_kind(const char *gdb_output, char *own, size_t len);
+
 #endif

@@ -443,6 +443,42 @@ char *job_backtrace_text(const char *gdb_output) {
     return best.n > 0 ? render_frames(best.f, best.n) : NULL;
 }
 
+/* A frame that waits: a function of the runtime's waits and their back-off, by its name (the
+   learner's own wait functions included: tshmem_signal_wait_until, tshmem_barrier_all,
+   tshmem_quiet), of MPI and Open MPI, or a blocking call of the system. */
+static int waiting_frame(const struct frame *f) {
+    static const char *const runtime[] = { "wait", "spin_pause", "barrier", "sync", "quiet",
+                                           NULL };
+    static const char *const mpi[] = { "MPI_", "PMPI_", "ompi_", "opal_", "mca_", "pmix", NULL };
+    static const char *const system[] = { "sleep", "poll", "futex", "yield", "select", "suspend",
+                                          NULL };
+    for (int i = 0; runtime[i]; i++)
+        if (strstr(f->func, runtime[i])) return 1;
+    for (int i = 0; mpi[i]; i++)
+        if (strncmp(f->func, mpi[i], strlen(mpi[i])) == 0) return 1;
+    if (f->file[0] && !system_file(f->file)) return 0;
+    for (int i = 0; system[i]; i++)
+        if (strstr(f->func, system[i])) return 1;
+    return 0;
+}
+
+enum job_where job_backtrace_kind(const char *gdb_output, char *own, size_t len) {
+    static struct thread_frames best; /* large; the test process has one thread */
+    main_thread_frames(gdb_output, &best);
+    if (own && len) own[0] = '\0';
+    if (best.n == 0) return JOB_WHERE_UNKNOWN;
+    int first = -1;
+    for (int i = 0; i < best.n; i++) {
+        if (waiting_frame(&best.f[i])) return JOB_WHERE_WAIT;
+        if (first < 0 && best.f[i].file[0] && !system_file(best.f[i].file)) first = i;
+        if (strcmp(best.f[i].func, "main") == 0) break; /* its callers are the C library's */
+    }
+    if (first < 0) return JOB_WHERE_UNKNOWN;
+    if (own && len)
+        snprintf(own, len, "%s (%s)", clean(best.f[first].func), short_path(best.f[first].file));
+    return JOB_WHERE_OWN;
+}
+
 /* ---- Our Criterion report ------------------------------------------------------------- */
 
 static int test_passed(const struct criterion_test_stats *st) {

@@ -91,8 +91,11 @@ static void chat_row(FILE *out, const struct roadmap_row *r, int short_form)
         return;
     }
     char pts[32], perf[80];
-    fprintf(out, "- %s **%s**%s%s · %s pts", status_emoji(r->status), ch->id, sp, title,
-            row_points(r, pts));
+    fprintf(out, "- %s **%s**%s%s", status_emoji(r->status), ch->id, sp, title);
+    if (row_points(r, pts)[0])
+        fprintf(out, " · %s pts", pts);
+    else if (ch->requires[0]) /* no points: an optional chapter, not run on this machine */
+        fprintf(out, " · *optional, needs %s*", ch->requires);
     if (r->status != ST_DONE) {
         if (r->ran && !r->built)
             fprintf(out, " · does not build");
@@ -195,10 +198,16 @@ json_t *card_json(const struct course *c, const struct roadmap_row *rows, const 
                            "vs_mpi", r->vs_mpi, "vs_ref", r->vs_ref));
     }
     struct roadmap_totals t = roadmap_sum(c, rows);
-    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:{s:i, s:i, s:i, s:i, s:i}}", "card",
+    char updated[32], last_run[32] = "";
+    time_iso(now, updated, sizeof updated);
+    for (int i = 0; i < c->n; i++) /* ISO times sort as text */
+        if (strcmp(rows[i].last_run, last_run) > 0)
+            snprintf(last_run, sizeof last_run, "%s", rows[i].last_run);
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:o, s:{s:i, s:i, s:i, s:i, s:i}}", "card",
                      "tshmem progress", "name", name, "course", c->title, "date", date,
-                     "chapters", chs, "totals", "done", t.done, "available", t.available,
-                     "points", t.points, "max_points", t.max_points, "hints", t.hints);
+                     "updated", updated, "last_run", last_run[0] ? last_run : NULL, "chapters",
+                     chs, "totals", "done", t.done, "available", t.available, "points",
+                     t.points, "max_points", t.max_points, "hints", t.hints);
 }
 
 static const char *default_name(void)
@@ -250,11 +259,11 @@ int cmd_card(const struct course *c, int argc, char **argv)
             return bad_argument("card", argv[i]);
         }
     }
-    if (merge)
-        return card_merge(c, nfiles, files, markdown);
     int known = 0;
     for (int i = 0; i < c->n; i++)
         known |= c->chapters[i].week == week;
+    if (merge && (!week || known))
+        return card_merge(c, nfiles, files, markdown, week);
     if (week && !known) {
         fprintf(stderr,
                 "grader card: the course has no week %d (grader list shows the "

@@ -92,7 +92,7 @@ static void m_cell(const struct member *m, const char *id, char *buf, size_t len
         appendf(buf, len, " ⚡%.2fx MPI", mpi);
 }
 
-static void group_markdown(FILE *out, const struct course *c, struct member *ms, int n)
+static void group_markdown(FILE *out, const struct course *c, struct member *ms, int n, int week)
 {
     fprintf(out, "|    | chapter |");
     for (int j = 0; j < n; j++)
@@ -102,6 +102,8 @@ static void group_markdown(FILE *out, const struct course *c, struct member *ms,
         fprintf(out, "----|");
     fprintf(out, "\n");
     for (int i = 0; i < c->n; i++) {
+        if (week && c->chapters[i].week != week)
+            continue;
         fprintf(out, "| %s | %s |", c->chapters[i].id, c->chapters[i].title);
         for (int j = 0; j < n; j++) {
             char cell[64];
@@ -119,8 +121,46 @@ static void group_markdown(FILE *out, const struct course *c, struct member *ms,
     fprintf(out, "\n");
 }
 
+/* Days between a card's date ("2026-11-20", the start of its "updated" time) and today; -1
+ * when the card has none. */
+static int days_old(const struct member *m, time_t now)
+{
+    const char *d = s_of(m->card, "updated");
+    if (!*d)
+        d = s_of(m->card, "date");
+    struct tm then = {0}, today;
+    if (!*d || !strptime(d, "%Y-%m-%d", &then))
+        return -1;
+    localtime_r(&now, &today);
+    then.tm_hour = today.tm_hour = 12; /* whole days, whatever the clock says */
+    then.tm_min = today.tm_min = then.tm_sec = today.tm_sec = 0;
+    then.tm_isdst = today.tm_isdst = -1;
+    double s = difftime(mktime(&today), mktime(&then));
+    return s < 0 ? 0 : (int)(s / 86400 + 0.5);
+}
+
+/* " · updated 2026-11-20", and how old when it is two days or more: a stale card shows. */
+static void m_updated(FILE *out, const struct member *m, time_t now)
+{
+    const char *d = s_of(m->card, "updated");
+    if (!*d)
+        d = s_of(m->card, "date");
+    if (!*d)
+        return;
+    int age = days_old(m, now);
+    fprintf(out, " · updated %.10s", d);
+    if (age >= 2)
+        fprintf(out, " ⚠️ %d days ago", age);
+}
+
+static int in_week(const struct course *c, int i, int week)
+{
+    return !week || c->chapters[i].week == week;
+}
+
 /* The chat form, into a string: members, then chapters under way (as many as fit). */
-static char *group_chat(const struct course *c, struct member *ms, int n, int max_rows)
+static char *group_chat(const struct course *c, struct member *ms, int n, int max_rows, int week,
+                        int compact)
 {
     char *text = NULL, date[32];
     size_t len;
@@ -129,22 +169,34 @@ static char *group_chat(const struct course *c, struct member *ms, int n, int ma
     localtime_r(&now, &tm);
     strftime(date, sizeof date, "%Y-%m-%d", &tm);
     FILE *out = open_memstream(&text, &len);
-    fprintf(out, "**%s** · group card · %d member%s · %s\n", c->title, n, n == 1 ? "" : "s", date);
+    char which[32] = "";
+    if (week)
+        snprintf(which, sizeof which, ", week %d", week);
+    fprintf(out, "**%s** · group card%s · %d member%s · %s\n", c->title, which, n,
+            n == 1 ? "" : "s", date);
     for (int j = 0; j < n; j++) {
         json_t *t = json_object_get(ms[j].card, "totals");
         fprintf(out, "- **%s** ", ms[j].name);
-        for (int i = 0; i < c->n; i++)
-            fprintf(out, "%s%s", i && c->chapters[i].week != c->chapters[i - 1].week ? " " : "",
+        for (int i = 0, first = 1; i < c->n && !compact; i++) { /* compact: no emoji strip */
+            if (!in_week(c, i, week))
+                continue;
+            fprintf(out, "%s%s", !first && c->chapters[i].week != c->chapters[i - 1].week ? " " : "",
                     status_emoji(m_status(&ms[j], c->chapters[i].id)));
-        fprintf(out, " · %d/%d done · %d pts\n",
+            first = 0;
+        }
+        fprintf(out, "%s%d/%d done · %d pts", compact ? "" : " · ",
                 (int)json_integer_value(json_object_get(t, "done")),
                 (int)json_integer_value(json_object_get(t, "available")),
                 (int)json_integer_value(json_object_get(t, "points")));
+        m_updated(out, &ms[j], now);
+        fprintf(out, "\n");
     }
     char all_done[256] = "";
-    int rows = 0, left = 0;
+    int rows = 0, left = 0, weeks[16] = {0}, nweeks = 0;
     for (int i = 0; i < c->n; i++) {
         const char *id = c->chapters[i].id;
+        if (!in_week(c, i, week))
+            continue;
         int done = 0, started = 0;
         for (int j = 0; j < n; j++) {
             done += m_status(&ms[j], id) == ST_DONE;
@@ -158,6 +210,8 @@ static char *group_chat(const struct course *c, struct member *ms, int n, int ma
             continue;
         if (rows == max_rows) {
             left++;
+            if (nweeks < 16 && (!nweeks || weeks[nweeks - 1] != c->chapters[i].week))
+                weeks[nweeks++] = c->chapters[i].week;
             continue;
         }
         if (rows++ == 0)
@@ -172,32 +226,42 @@ static char *group_chat(const struct course *c, struct member *ms, int n, int ma
         }
         fprintf(out, "\n");
     }
-    if (left)
-        fprintf(out,
-                "- … and %d more chapter%s (grader card --merge --format markdown shows "
-                "all)\n",
-                left, left == 1 ? "" : "s");
+    if (left && !week && nweeks == 1) /* a card of one week has room: a message of its own */
+        fprintf(out, "- … and %d more chapter%s: `grader card --week %d --merge` with the same "
+                     "cards shows them\n",
+                left, left == 1 ? "" : "s", weeks[0]);
+    else if (left && !week) {
+        fprintf(out, "- … and %d more chapters: `grader card --week N --merge` with the same "
+                     "cards shows week N's (N = ",
+                left);
+        for (int k = 0; k < nweeks; k++)
+            fprintf(out, "%s%d", k == 0 ? "" : k == nweeks - 1 ? " or " : ", ", weeks[k]);
+        fprintf(out, ")\n");
+    } else if (left)
+        fprintf(out, "- … and %d more chapter%s: merge fewer cards at a time to see them\n", left,
+                left == 1 ? "" : "s");
     if (all_done[0])
         fprintf(out, "🏁 **Everyone done:** %s\n", all_done);
     fclose(out);
     return text;
 }
 
-int card_merge(const struct course *c, int nfiles, char **files, int markdown)
+int card_merge(const struct course *c, int nfiles, char **files, int markdown, int week)
 {
     struct member ms[MAX_MEMBERS];
     int n = load_members(nfiles, files, ms);
     if (n < 0)
         return 2;
     if (markdown) {
-        group_markdown(stdout, c, ms, n);
+        group_markdown(stdout, c, ms, n, week);
     } else {
         /* as many chapters under way as fit in one message */
-        char *text = group_chat(c, ms, n, c->n);
-        for (int rows = c->n - 1; rows >= 0 && chat_length(text) > CHAT_LIMIT; rows--) {
-            free(text);
-            text = group_chat(c, ms, n, rows);
-        }
+        char *text = group_chat(c, ms, n, c->n, week, 0);
+        for (int compact = 0; compact < 2 && chat_length(text) > CHAT_LIMIT; compact++)
+            for (int rows = c->n; rows >= 0 && chat_length(text) > CHAT_LIMIT; rows--) {
+                free(text); /* fewer chapters under way, then members without their emoji */
+                text = group_chat(c, ms, n, rows, week, compact);
+            }
         fputs(text, stdout);
         free(text);
     }

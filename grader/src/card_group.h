@@ -6,7 +6,9 @@
 #include "course.h"
 
 /* grader card --merge A.json B.json ...: the group card of several members' --json cards, for
- * chat (or a table with markdown). Returns the exit status. */
-int card_merge(const struct course *c, int nfiles, char **files, int markdown);
+ * chat (or a table with markdown); week 0: every chapter, else that week's. Each member's line
+ * says when their card was made, and how many days ago when it is stale. Returns the exit
+ * status. */
+int card_merge(const struct course *c, int nfiles, char **files, int markdown, int week);
 
 #endif

@@ -29,6 +29,7 @@ struct dash {
     const struct course *c;
     struct roadmap_row rows[MAX_CHAPTERS];
     int sel;                         /* selected chapter */
+    int table_top, table_rows;       /* the chapters the table shows: first, how many */
     struct pane panes[MAX_CHAPTERS]; /* the last output shown for each chapter */
     int zoom;                        /* the pane takes the whole screen */
     int utf8, color;

@@ -242,12 +242,21 @@ static void row_text(const struct roadmap_row *r, const struct layout *l, char *
     if (l->code)
         appendf(out, len, " %-*s", l->code, code_word(r->code));
     appendf(out, len, " %-*s", l->test, row_test(r, t));
-    if (l->points)
-        appendf(out, len, " %-*s", l->points, row_points(r, pts));
-    if (l->perf)
-        appendf(out, len, " %-*s", l->perf, r->has_bench || r->vs_mpi > 0 ? row_perf(r, perf) : "");
+    int over = 0; /* columns the Points text takes beyond its own */
+    if (l->points) {
+        row_points(r, pts);
+        if (!pts[0] && r->ch->requires[0]) /* no points: an optional chapter (GPUs) */
+            snprintf(pts, sizeof pts, "optional");
+        over = (int)strlen(pts) > l->points ? (int)strlen(pts) - l->points : 0;
+        appendf(out, len, " %-*s", l->points, pts);
+    }
+    if (l->perf) {
+        appendf(out, len, " %-*s", l->perf - over,
+                r->has_bench || r->vs_mpi > 0 ? row_perf(r, perf) : "");
+        over = 0;
+    }
     if (l->doc)
-        appendf(out, len, " %-*s", l->doc, r->read ? "read" : "");
+        appendf(out, len, " %-*s", l->doc - over, r->read ? "read" : "");
 }
 
 static void draw_table(struct dash *d, int y0, int h)
@@ -271,6 +280,8 @@ static void draw_table(struct dash *d, int y0, int h)
     int rows = h - 1, top = 0;
     if (d->sel >= rows) /* keep the selection in view */
         top = d->sel - rows + 1;
+    d->table_top = top;
+    d->table_rows = rows < d->c->n ? rows : d->c->n;
     for (int i = top; i < d->c->n && i - top < rows; i++) {
         const struct roadmap_row *r = &d->rows[i];
         int y = y0 + 1 + i - top, sel = i == d->sel;
@@ -344,11 +355,18 @@ void draw(struct dash *d)
         return;
     }
     struct roadmap_totals t = roadmap_sum(d->c, d->rows);
-    char right[128];
-    snprintf(right, sizeof right, "%d/%d done  %d/%d pts ", t.done, t.available, t.points,
-             t.max_points);
-    char left[160];
+    char right[256], ids[128], left[160];
+    int nopt = roadmap_optional(d->c, ids, sizeof ids, NULL, 0);
     snprintf(left, sizeof left, " %s", d->c->title);
+    /* the chapters done leave out the optional ones: say so, as long as it fits */
+    snprintf(right, sizeof right, "%d/%d done (%s optional)  %d/%d pts ", t.done, t.available, ids,
+             t.points, t.max_points);
+    if (nopt == 0 || columns(left) + columns(right) + 1 > COLS)
+        snprintf(right, sizeof right, "%d/%d done (+%d optional)  %d/%d pts ", t.done,
+                 t.available, nopt, t.points, t.max_points);
+    if (nopt == 0 || columns(left) + columns(right) + 1 > COLS)
+        snprintf(right, sizeof right, "%d/%d done  %d/%d pts ", t.done, t.available, t.points,
+                 t.max_points);
     bar(0, d->color ? COLOR_PAIR(C_BAR) | A_BOLD : A_REVERSE | A_BOLD, left, right);
     int ph = pane_height(d), y = 1;
     if (!d->zoom) {
@@ -370,9 +388,16 @@ void draw(struct dash *d)
                  d->c->chapters[d->watch_ch].id);
         attroff(style_attr(d, P_NOTE));
     } else {
-        put(LINES - 2, 1, COLS - 1,
-            d->utf8 ? "✓ done  ◐ in progress  ○ to do  · coming"
-                    : "+ done  ~ in progress  o to do  . coming");
+        char legend[160];
+        snprintf(legend, sizeof legend, "%s",
+                 d->utf8 ? "✓ done  ◐ in progress  ○ to do  · coming"
+                         : "+ done  ~ in progress  o to do  . coming");
+        if (!d->zoom && d->table_rows < d->c->n) /* the table scrolls: say what it hides */
+            appendf(legend, sizeof legend, "   chapters %d-%d of %d%s", d->table_top + 1,
+                    d->table_top + d->table_rows, d->c->n,
+                    d->table_top + d->table_rows < d->c->n ? (d->utf8 ? " ↓" : " (more below)")
+                                                           : (d->utf8 ? " ↑" : " (more above)"));
+        put(LINES - 2, 1, COLS - 1, legend);
     }
     const char *keys = d->confirm_reset ? " y: reset (your files are backed up first)  n: keep them"
                        : COLS >= 96     ? " Up/Down select  Enter test  h hint  r read  x reset  "

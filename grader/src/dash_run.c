@@ -228,6 +228,9 @@ void chapter_overview(struct dash *d, int i)
     for (int f = 0; f < ch->nfiles; f++)
         appendf(files, sizeof files, "%s%s", f ? ", " : "", ch->files[f]);
     pane_add(p, r->status == ST_DONE ? P_PASS : P_HEAD, "Status: %s", status_word(r->status));
+    if (ch->requires[0])
+        pane_add(p, P_NOTE, "Optional: it needs %s, and is left out of the chapters done and the "
+                            "points.", ch->requires);
     pane_add(p, P_TEXT, "Your files: %s/ (%s): %s", ch->dir, files,
              r->code.state == CODE_STUB      ? "the stub, untouched"
              : r->code.state == CODE_WRITTEN ? "no TODO left"

@@ -5,6 +5,8 @@
 
 #include "commands.h"
 #include "help.h"
+#include "roadmap.h"
+#include "util.h"
 
 struct command_help {
     const char *name, *text;
@@ -57,7 +59,7 @@ static const struct command_help helps[] = {
      "--yes is given; an older backup is never overwritten.\n"},
     {"card",
      "usage: grader card [--week N] [--format chat|markdown] [--json [--name NAME]]\n"
-     "       grader card --merge A.json B.json ... [--format markdown]\n\n"
+     "       grader card [--week N] --merge A.json B.json ... [--format markdown]\n\n"
      "Prints a progress card to paste in your study group's chat: a list with done (✅), in\n"
      "progress (🚧) and to do (⬜) per chapter, in bold where there is something to say:\n"
      "points, tests, TODOs left, the best benchmark ratios. It renders in Discord (no table)\n"
@@ -65,7 +67,9 @@ static const struct command_help helps[] = {
      "for places that render tables (Code / Test / Points / Perf columns).\n"
      "--json prints the card's facts for a group card (--name NAME, else your user name).\n"
      "--merge puts several members' --json cards side by side in one group card: a line per\n"
-     "member with an emoji per chapter, then who is where in the chapters under way.\n"},
+     "member with an emoji per chapter and the day their card was made (with its age when it\n"
+     "is two days old or more), then who is where in the chapters under way. When that does\n"
+     "not fit one message, it says which --week N card shows the rest.\n"},
     {"session",
      "usage: grader session start \"GOAL\" | grader session end | grader session status\n\n"
      "A study session log. start notes the time, your goal and where you are; end prints a\n"
@@ -134,7 +138,7 @@ void help(FILE *out, const char *command)
             "With no command: the dashboard on a terminal, else a summary of your progress.\n\n"
             "  grader test [CHAPTER|weekN|all]   build your code and run the chapters' tests\n"
             "  grader watch [CHAPTER]            run them again each time you save a file\n"
-            "  grader hint CHAPTER               the next hint, from a nudge to nearly the answer\n"
+            "  grader hint CHAPTER               the next hint: a nudge first, then closer\n"
             "  grader read CHAPTER               the chapter's page of the book, in a pager\n"
             "  grader reset CHAPTER              back to the stub (your files are kept aside)\n"
             "  grader card [--week N]            a progress card for your study group's chat\n"
@@ -169,11 +173,24 @@ int cmd_list(const struct course *c, int argc, char **argv)
         return 0;
     if (argc > 0)
         return bad_argument("list", argv[0]);
-    printf("%-4s  %-28s  %-34s  %s\n", "id", "directory", "chapter", "status");
+    int dir = 9, title = 7; /* the columns as wide as their longest entry: 80 columns */
+    for (int i = 0; i < c->n; i++) {
+        dir = (int)strlen(c->chapters[i].dir) > dir ? (int)strlen(c->chapters[i].dir) : dir;
+        title = (int)strlen(c->chapters[i].title) > title ? (int)strlen(c->chapters[i].title)
+                                                          : title;
+    }
+    printf("%-4s  %-*s  %-*s  %s\n", "id", dir, "directory", title, "chapter", "status");
     for (int i = 0; i < c->n; i++) {
         const struct chapter *ch = &c->chapters[i];
-        printf("%-4s  %-28s  %-34s  %s\n", ch->id, ch->dir, ch->title,
-               ch->available ? "available" : "coming");
+        printf("%-4s  %-*s  %-*s  %s\n", ch->id, dir, ch->dir, title, ch->title,
+               !ch->available ? "coming" : ch->requires[0] ? "optional" : "available");
+    }
+    char ids[128], needs[512], line[800];
+    if (roadmap_optional(c, ids, sizeof ids, needs, sizeof needs) > 0) {
+        printf("\n");
+        snprintf(line, sizeof line, "Optional: %s, left out of the chapters done and the points "
+                                    "(%s).", ids, needs);
+        print_wrapped(stdout, line, 79, 2);
     }
     return 0;
 }

@@ -47,6 +47,10 @@ int main(int argc, char **argv)
         help(stdout, argc > 2 ? argv[2] : NULL);
         return 0;
     }
+    /* Every job the grader starts runs on this machine, also in a Slurm allocation's shell
+       (tools/tshrun would spread it over the allocation's nodes); `grader bench --hosts`
+       names other machines itself. A learner's own TSHRUN_SLURM wins. */
+    setenv("TSHRUN_SLURM", "off", 0);
     struct course c;
     if (course_load(&c, argv[0]) != 0)
         return 2;

@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "roadmap.h"
 #include "run.h"
+#include "util.h"
 
 void roadmap_rows(const struct course *c, struct progress *p, struct roadmap_row *rows)
 {
@@ -33,6 +34,8 @@ void roadmap_rows(const struct course *c, struct progress *p, struct roadmap_row
         r->has_bench = chapter_bench_source(c, ch, path, sizeof path);
         r->vs_mpi = pg_real(bench, "vs_mpi");
         r->vs_ref = pg_real(bench, "vs_ref");
+        const char *last = json_string_value(json_object_get(chp, "last_run"));
+        snprintf(r->last_run, sizeof r->last_run, "%s", last ? last : "");
         int declared_points = 0, declared = chapter_declared(c, ch, &declared_points);
         roadmap_reconcile(r, declared, declared_points);
     }
@@ -108,6 +111,29 @@ struct roadmap_totals roadmap_sum(const struct course *c, const struct roadmap_r
     return t;
 }
 
+int roadmap_optional(const struct course *c, char *ids, size_t len, char *needs, size_t nlen)
+{
+    int n = 0, k = 0;
+    for (int i = 0; i < c->n; i++)
+        n += c->chapters[i].available && c->chapters[i].requires[0];
+    ids[0] = '\0';
+    if (needs)
+        needs[0] = '\0';
+    for (int i = 0; i < c->n; i++) {
+        const struct chapter *ch = &c->chapters[i];
+        if (!ch->available || !ch->requires[0])
+            continue;
+        k++;
+        appendf(ids, len, "%s%s", k == 1 ? "" : k == n ? " and " : ", ", ch->id);
+        if (needs)
+            appendf(needs, nlen, "%s%s needs %s", k == 1 ? "" : ", ", ch->id, ch->requires);
+    }
+    return n;
+}
+
+/* The summary's columns: the title takes what 80 columns leave (at most its longest). */
+enum { SUM_WIDTH = 80, SUM_CODE = 7, SUM_TESTS = 8, SUM_POINTS = 7, SUM_PERF = 9, SUM_STATUS = 11 };
+
 int cmd_summary(const struct course *c, int argc, char **argv)
 {
     (void)argc, (void)argv;
@@ -115,30 +141,73 @@ int cmd_summary(const struct course *c, int argc, char **argv)
     struct roadmap_row rows[MAX_CHAPTERS];
     progress_open(&p, c, 0);
     roadmap_rows(c, &p, rows);
-    printf("%s\n\n%-4s  %-34s  %-8s  %-12s  %-10s  %-11s  %s\n", c->title, "id", "chapter", "code",
-           "tests", "points", "perf", "status");
+    int perf = 0, title = 7;
+    for (int i = 0; i < c->n; i++) {
+        perf |= rows[i].vs_mpi > 0 || rows[i].vs_ref > 0;
+        if (text_columns(c->chapters[i].title) > title)
+            title = text_columns(c->chapters[i].title);
+    }
+    int room = SUM_WIDTH - 1 - (4 + 2) - (SUM_CODE + 1) - (SUM_TESTS + 1) - (SUM_POINTS + 1) -
+               (perf ? SUM_PERF + 1 : 0) - SUM_STATUS;
+    if (title > room)
+        title = room;
+    printf("%s\n\n%-4s  %-*s %-*s %-*s %-*s ", c->title, "id", title, "chapter", SUM_CODE, "code",
+           SUM_TESTS, "tests", SUM_POINTS, "points");
+    if (perf)
+        printf("%-*s ", SUM_PERF, "perf");
+    printf("status\n");
     for (int i = 0; i < c->n; i++) {
         const struct roadmap_row *r = &rows[i];
-        char t[32], pts[32], perf[32];
+        char t[32], pts[32], perf_text[32], name[160];
+        snprintf(name, sizeof name, "%s", r->ch->title);
+        for (int cols = 0, b = 0; name[b]; b++) /* cut at `title` columns, on a character */
+            if (((unsigned char)name[b] & 0xc0) != 0x80 && ++cols > title) {
+                name[b] = '\0';
+                break;
+            }
+        int pad = title - text_columns(name); /* printf pads bytes, not characters */
         if (!r->ch->available) {
-            printf("%-4s  %-34s  coming\n", r->ch->id, r->ch->title);
+            printf("%-4s  %s%*s coming\n", r->ch->id, name, pad, "");
             continue;
         }
-        printf("%-4s  %-34s  %-8s  %-12s  %-10s  %-11s  %s%s%s%s\n", r->ch->id, r->ch->title,
-               code_word(r->code), row_test(r, t), row_points(r, pts), row_perf(r, perf),
-               status_word(r->status),
-               r->regressed   ? " (it passed before)"
-               : r->ref_pass ? " (passes with the reference's earlier chapters)"
-                             : "",
-               r->ch->requires[0] ? ", optional: needs " : "", r->ch->requires);
+        printf("%-4s  %s%*s %-*s %-*s %-*s ", r->ch->id, name, pad, "", SUM_CODE,
+               code_word(r->code), SUM_TESTS, row_test(r, t), SUM_POINTS, row_points(r, pts));
+        if (perf)
+            printf("%-*s ", SUM_PERF, row_perf(r, perf_text));
+        printf("%s\n", r->ch->requires[0] && r->status == ST_TODO ? "optional"
+                                                                  : status_word(r->status));
     }
     struct roadmap_totals tot = roadmap_sum(c, rows);
+    char line[1024] = "", ids[128], needs[512];
+    putchar('\n');
+    for (int i = 0; i < c->n; i++) { /* what a status word alone cannot say */
+        const struct roadmap_row *r = &rows[i];
+        line[0] = '\0';
+        if (r->ch->available && r->regressed)
+            snprintf(line, sizeof line, "%s passed before and fails now: a change broke it "
+                                        "(grader test %s says where).", r->ch->id, r->ch->id);
+        else if (r->ch->available && r->ref_pass)
+            snprintf(line, sizeof line, "%s passes with the reference's earlier chapters "
+                                        "(grader test %s --ref-deps), not yet with yours.",
+                     r->ch->id, r->ch->id);
+        if (line[0])
+            print_wrapped(stdout, line, SUM_WIDTH - 1, 2);
+    }
+    int nopt = roadmap_optional(c, ids, sizeof ids, needs, sizeof needs);
+    if (nopt > 0) {
+        snprintf(line, sizeof line, "Optional: %s, left out of the chapters done and the points "
+                                    "(%s).", ids, needs);
+        print_wrapped(stdout, line, SUM_WIDTH - 1, 2);
+    }
     const struct chapter *cur = current_chapter(c);
-    printf("\n%d of %d chapters done, %d points. ", tot.done, tot.available, tot.points);
+    snprintf(line, sizeof line, "%d of %d chapters done, %d of %d points.\n", tot.done,
+             tot.available, tot.points, tot.max_points);
     if (tot.done == tot.available)
-        printf("Every chapter available so far is done.\n");
+        appendf(line, sizeof line, "Every chapter available so far is done.");
     else if (cur)
-        printf("Next: grader test %s (grader read %s for its page).\n", cur->id, cur->id);
+        appendf(line, sizeof line, "Next: grader test %s (grader read %s for its page).", cur->id,
+                cur->id);
+    print_wrapped(stdout, line, SUM_WIDTH - 1, 2);
     progress_close(&p);
     return 0;
 }

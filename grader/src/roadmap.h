@@ -20,6 +20,7 @@ struct roadmap_row {
     int changed;           /* the course's tests for it changed since its last run */
     int run_total, run_max_points; /* what that last run counted */
     double vs_mpi, vs_ref; /* best speed ratios, 0 when never measured */
+    char last_run[32];     /* when its tests last ran ("2026-11-21T15:30:00"), or "" */
 };
 
 /* A row read from the progress file, against the tests the chapter's suite declares now. Not
@@ -40,5 +41,10 @@ struct roadmap_totals {
     int available, done, points, max_points, hints, passed, total;
 };
 struct roadmap_totals roadmap_sum(const struct course *c, const struct roadmap_row *rows);
+
+/* The optional chapters (those that need hardware: the GPU chapters), which the totals leave
+ * out: their ids, "3.3 and 3.7", in ids; "3.3 needs 2 GPUs + NVSHMEM, 3.7 needs ..." in needs (may be
+ * NULL). Returns how many there are. */
+int roadmap_optional(const struct course *c, char *ids, size_t len, char *needs, size_t nlen);
 
 #endif

@@ -3,6 +3,7 @@
  * whose files changed since they passed. */
 #define _GNU_SOURCE
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +167,34 @@ static const struct chapter *earlier_todo(const struct course *c, const struct c
     return first;
 }
 
+/* Output lines fit 80 columns: a longer one goes on, indented, on the next. */
+enum { TEST_WIDTH = 80 };
+
+static void wrapped(int indent, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void wrapped(int indent, const char *fmt, ...)
+{
+    char *text = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&text, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    print_wrapped(stdout, text, TEST_WIDTH - 1, indent);
+    free(text);
+}
+
+/* Spaces after a chapter's title in the summary, so that every row's columns line up under
+ * the course's longest title. */
+static int title_pad(const struct course *c, const struct chapter *ch)
+{
+    int longest = 0;
+    for (int i = 0; i < c->n; i++)
+        if (text_columns(c->chapters[i].title) > longest)
+            longest = text_columns(c->chapters[i].title);
+    return longest - text_columns(ch->title);
+}
+
 /* Runs one chapter, shows it, records it. Returns 1 when every test passed; -1 interrupted. */
 static int test_one(const struct course *c, const struct chapter *ch, struct test_opts *o,
                     int recheck)
@@ -199,9 +228,9 @@ static int test_one(const struct course *c, const struct chapter *ch, struct tes
             emit(json_pack("{s:s, s:s, s:s, s:s}", "event", "chapter_end", "chapter", ch->id,
                            "status", "skipped", "reason", r.build_log ? r.build_log : ""));
         else
-            printf("  skipped: %s\n", r.build_log ? r.build_log : "");
-        appendf(o->summary, sizeof o->summary, "  %-4s %-32s skipped: %s\n", ch->id, ch->title,
-                r.build_log ? r.build_log : "");
+            wrapped(4, "  skipped: %s", r.build_log ? r.build_log : "");
+        appendf(o->summary, sizeof o->summary, "  %-4s %s%*s skipped: %s\n", ch->id, ch->title,
+                title_pad(c, ch), "", r.build_log ? r.build_log : "");
         chapter_run_free(&r);
         return 0;
     }
@@ -237,20 +266,20 @@ static int test_one(const struct course *c, const struct chapter *ch, struct tes
                    "grader test %s --ref-deps\n",
                    before->id, ch->id, before->id, ch->id);
         if (regressed)
-            printf("  %s passed before and fails now: a change broke it, so it is back to in "
-                   "progress. The failures above say where.\n",
-                   ch->id);
+            wrapped(2, "  %s passed before and fails now: a change broke it, so it is back to in "
+                       "progress. The failures above say where.",
+                    ch->id);
         else if (ref_pass)
-            printf("  %s passes with the reference's earlier chapters (grader test %s --ref-deps), "
-                   "not yet with yours: that pass is kept.\n",
-                   ch->id, ch->id);
+            wrapped(2, "  %s passes with the reference's earlier chapters (grader test %s "
+                       "--ref-deps), not yet with yours: that pass is kept.",
+                    ch->id, ch->id);
     }
     o->passed += ok;
     o->failed += r.built ? total - ok : 1;
     if (!r.built) /* what the chapter is worth, from its suite: the totals a build would run */
         total = chapter_declared(c, ch, &max);
-    appendf(o->summary, sizeof o->summary, "  %-4s %-32s %2d/%-2d %3d/%-3d pts  %s%s\n", ch->id,
-            ch->title, ok, total, pts, max, run_word(&r), regressed ? " (it passed before)"
+    appendf(o->summary, sizeof o->summary, "  %-4s %s%*s %2d/%-2d %3d/%-3d pts  %s%s\n", ch->id,
+            ch->title, title_pad(c, ch), "", ok, total, pts, max, run_word(&r), regressed ? " (it passed before)"
                                                           : ref_pass ? " (passes with the reference's chapters)"
                                                           : !r.built && !r.missing
                                                               ? ": fix the compiler's first error above"
@@ -323,9 +352,9 @@ int cmd_test(const struct course *c, int argc, char **argv)
     const struct chapter *chs[MAX_CHAPTERS], *stale[MAX_CHAPTERS];
     const struct chapter *cur = sel ? NULL : current_chapter(c);
     if (!sel && cur && !o.json) /* the one a learner is on, not all 17 (grader test all) */
-        printf("Chapter %s is the one you are on (the first not done yet); grader test all runs "
-               "every chapter.\n",
-               cur->id);
+        wrapped(0, "Chapter %s is the one you are on (the first not done yet); grader test all "
+                   "runs every chapter.",
+                cur->id);
     int n = course_select(c, "test", sel ? sel : cur ? cur->id : "all", chs);
     if (n < 0)
         return 2;
@@ -360,10 +389,14 @@ int cmd_test(const struct course *c, int argc, char **argv)
         return o.failed ? 1 : 0;
     }
     char next[1100];
-    printf("\nSummary\n%s%s", o.summary,
-           o.failed ? "Read a failing test's message, then the chapter's page (grader read), or "
-                      "ask for a hint (grader hint).\n"
-                    : "");
+    printf("\nSummary\n");
+    for (char *l = o.summary, *e; *l; l = *e ? e + 1 : e) { /* a long row goes on, indented */
+        e = strchrnul(l, '\n');
+        wrapped(7, "%.*s", (int)(e - l), l);
+    }
+    if (o.failed)
+        wrapped(0, "Read a failing test's message, then the chapter's page (grader read), or ask "
+                   "for a hint (grader hint).");
     printf("%d passed, %d failed\n", o.passed, o.failed);
     if (o.failed && outline_next(&o.seen, next, sizeof next)) /* the one next step */
         printf("Next: %s\n", next);

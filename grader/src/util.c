@@ -53,6 +53,42 @@ int appendf(char *buf, size_t size, const char *fmt, ...)
     return n >= 0 && (size_t)n < size - used ? 0 : -1;
 }
 
+int text_columns(const char *s)
+{
+    int c = 0;
+    for (; *s; s++)
+        c += ((unsigned char)*s & 0xc0) != 0x80;
+    return c;
+}
+
+void print_wrapped(FILE *f, const char *text, int width, int indent)
+{
+    int col = 0;
+    for (const char *w = text; *w;) {
+        if (*w == '\n') { /* a line break of the text's own */
+            fputc('\n', f);
+            col = 0, w++;
+            continue;
+        }
+        size_t spaces = strspn(w, " "), len = strcspn(w + spaces, " \n");
+        char word[1024];
+        snprintf(word, sizeof word, "%.*s", (int)len, w + spaces);
+        int wc = text_columns(word);
+        if (col > 0 && col + (int)spaces + wc > width) {
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+        } else if (col > 0 || spaces) {
+            fprintf(f, "%*s", (int)spaces, "");
+            col += (int)spaces;
+        }
+        fputs(word, f);
+        col += wc;
+        w += spaces + len;
+    }
+    if (col > 0)
+        fputc('\n', f);
+}
+
 char *read_file(const char *path, size_t *len)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);

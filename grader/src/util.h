@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <spawn.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <time.h>
 
 /* Every path the grader makes is formatted here, into a buffer of PATH_MAX bytes (the most a
@@ -17,6 +18,12 @@ int own_program(char path[PATH_MAX]);
  * cut short to fit. */
 int appendf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Text written to f in lines of at most `width` columns (UTF-8 characters count one each),
+ * broken at spaces; every line after the first starts with `indent` spaces. A word longer than
+ * a line stands on a line of its own. */
+void print_wrapped(FILE *f, const char *text, int width, int indent);
+/* Columns of a UTF-8 string: one per character. */
+int text_columns(const char *s);
 /* The whole file, NUL-terminated (*len without the NUL), or NULL with errno set. */
 char *read_file(const char *path, size_t *len);
 /* Writes data to path atomically: a temp file beside it, fsync, rename, fsync of the folder.

@@ -120,6 +120,27 @@ Test(card, chat_card_is_a_list_with_emoji_and_bold, .init = setup, .fini = teard
     free(t);
 }
 
+/* A chapter that needs GPUs, started (its files edited) on a machine without them: it never
+ * ran, so it has no points to show, and the card says why instead of " ·  pts". */
+Test(card, chat_card_of_a_started_gpu_chapter_without_gpus, .init = setup, .fini = teardown)
+{
+    struct roadmap_row rows[MAX_CHAPTERS];
+    memset(rows, 0, sizeof rows);
+    for (int i = 0; i < c.n; i++)
+        rows[i].ch = &c.chapters[i];
+    snprintf(c.chapters[1].requires, sizeof c.chapters[1].requires, "2 GPUs + NVSHMEM");
+    rows[1].status = ST_PROGRESS;
+    rows[1].code = (struct code_info){CODE_EDITED, 3};
+    char *t = NULL;
+    size_t len;
+    FILE *f = open_memstream(&t, &len);
+    card_write_chat(f, &c, rows, 0, 1700000000);
+    fclose(f);
+    cr_assert(strstr(t, "- 🚧 **2.1** C · *optional, needs 2 GPUs + NVSHMEM* · 3 todo\n"), "%s", t);
+    cr_assert_null(strstr(t, " pts"), "no points line without points: %s", t);
+    free(t);
+}
+
 /* 17 chapters with long titles, every one under way with all a row can say, or every one done
  * with its ratios: the card still fits one chat message. */
 Test(card, chat_card_of_a_whole_course_fits_one_message)

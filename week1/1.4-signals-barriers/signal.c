@@ -21,6 +21,7 @@ void tshmem_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 void tshmem_putmem_signal(void *dest, const void *source, size_t nbytes, uint64_t *sig_addr,
                           uint64_t signal, int sig_op, int pe)
 {
+    tshmem_require_live(__func__);
     (void)dest; (void)source; (void)nbytes; (void)sig_addr; (void)signal; (void)sig_op; (void)pe;
     TSHMEM_TODO("Signals", "put the data, then update the signal so that the data is visible first");
 }
@@ -28,6 +29,7 @@ void tshmem_putmem_signal(void *dest, const void *source, size_t nbytes, uint64_
 void tshmem_putmem_signal_nbi(void *dest, const void *source, size_t nbytes, uint64_t *sig_addr,
                               uint64_t signal, int sig_op, int pe)
 {
+    tshmem_require_live(__func__);
     (void)dest; (void)source; (void)nbytes; (void)sig_addr; (void)signal; (void)sig_op; (void)pe;
     TSHMEM_TODO("Signals", "the non-blocking form: the signal must still follow the data");
 }

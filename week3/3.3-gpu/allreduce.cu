@@ -84,7 +84,31 @@ __global__ void oneshot_allreduce_kernel(float *data, float *slots, uint64_t *fl
     const size_t area = TG_AR_ONESHOT_MAX / sizeof(float); /* floats of one PE's slot */
     size_t at = (size_t)b * per, len = count - at < per ? count - at : per;
     (void)data; (void)slots; (void)flags;
-    TSHMEM_TODO("One-shot allreduce for small buffers", "put this block's slice into slot `me` of every other PE's landing area (the par half) with its flag set to seq, wait for every other PE's flag, then sum the n slices in PE order 0 .. n - 1 into data");
+    TSHMEM_TODO("One-shot allreduce for small buffers", "put this block's slice into slot `me` of every other PE's landing area (the par half), all of the puts first; then one fence and every peer's flag set to seq, and a quiet (data is rewritten below); wait for every other PE's flag, then sum the n slices in PE order 0 .. n - 1 into data");
+}
+
+/* Provided: a plain launch where every block fits on the GPU at once (no block of either kernel
+ * waits for another block of its own PE: block b waits only for block b of other PEs, which
+ * signals before it waits), else nvshmemx_collective_launch, which says so when it cannot. A
+ * cooperative launch costs the host more per call, which a PyTorch step pays per bucket. */
+static void launch(const void *kernel, int blocks, int threads, void **args, cudaStream_t st)
+{
+    static int sms;
+    int per_sm = 0;
+    if (!sms) {
+        int dev;
+        TG_CUDA(cudaGetDevice(&dev));
+        TG_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    }
+    TG_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+    if (blocks <= per_sm * sms) {
+        TG_CUDA(cudaLaunchKernel(kernel, dim3(blocks), dim3(threads), args, 0, st));
+        return;
+    }
+    int rc = nvshmemx_collective_launch(kernel, dim3(blocks), dim3(threads), args, 0, st);
+    if (rc != 0)
+        tg_die("tg_allreduce", "nvshmemx_collective_launch of %d blocks of %d threads failed "
+               "(%d): the grid must fit on the GPU all at once", blocks, threads, rc);
 }
 
 void tg_allreduce_create(tg_allreduce_t *ar, size_t max_count, int ctas, int threads)
@@ -142,10 +166,7 @@ void tg_allreduce(tg_allreduce_t *ar, float *data, size_t count, cudaStream_t st
         int blocks = (int)((count + per - 1) / per);
         uint64_t seq = ++ar->seq;
         void *args[] = { &data, &ar->slots, &ar->slot_flags, &count, &per, &seq };
-        int rc = nvshmemx_collective_launch((const void *)oneshot_allreduce_kernel, dim3(blocks),
-                                            dim3(ar->threads), args, 0, st);
-        if (rc != 0)
-            tg_die(__func__, "nvshmemx_collective_launch of %d blocks failed (%d)", blocks, rc);
+        launch((const void *)oneshot_allreduce_kernel, blocks, ar->threads, args, st);
         return;
     }
     /* Segments and slices start at multiples of 4 floats, so float4 loads stay aligned. */
@@ -158,8 +179,5 @@ void tg_allreduce(tg_allreduce_t *ar, float *data, size_t count, cudaStream_t st
     chunk = chunk < min_chunk ? min_chunk : chunk;
     uint64_t seq = ++ar->seq;
     void *args[] = { &data, &ar->scratch, &ar->flags, &count, &seg, &per, &chunk, &seq };
-    int rc = nvshmemx_collective_launch((const void *)ring_allreduce_kernel, dim3(blocks),
-                                        dim3(ar->threads), args, 0, st);
-    if (rc != 0)
-        tg_die(__func__, "nvshmemx_collective_launch of %d blocks failed (%d)", blocks, rc);
+    launch((const void *)ring_allreduce_kernel, blocks, ar->threads, args, st);
 }

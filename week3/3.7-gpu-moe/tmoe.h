@@ -35,9 +35,12 @@ void tm_finalize(void);
 void *tm_malloc(size_t bytes);                 /* nvshmem_malloc, zeroed, or a sentence */
 int tm_pes_per_gpu(void);                      /* 1, or more where PEs share a GPU */
 /* Launches `kernel` on this PE with every block resident at once (a kernel that waits for
- * another PE needs that), or stops with a sentence naming `who`. */
+ * another PE needs that), or stops with a sentence naming `who`: a plain launch where the grid
+ * fits on the GPU at once and each PE has its own GPU, else nvshmemx_collective_launch (always,
+ * where tm_launch_collective is 1: the study compares the two). */
 void tm_launch(const void *kernel, int blocks, int threads, void **args, cudaStream_t st,
                const char *who);
+extern int tm_launch_collective;
 /* 1 where the same-node fast path (loads and stores through nvshmem_ptr) may be used: the
  * default; TMOE_NO_P2P=1 in the environment turns it off, so that every byte goes through
  * NVSHMEM's puts (what a peer on another node gets). */
@@ -108,6 +111,32 @@ extern int tm_ring_threads; /* threads per block of tm_ring_stream_channels: 512
                                faster on two H200s; the study's --sweep tries both) */
 void tm_ring_stream_channels(tm_ring_t *rings, int channels, int to, const void *src, int from,
                              void *dst, size_t bytes, cudaStream_t st);
+
+/* ---- Allgather (allgather.cu): one shot for small outputs, your ring above ------------------- */
+#define TM_AG_CTAS 32              /* blocks of the one-shot kernel, at most */
+#define TM_AG_SLICE 4096           /* bytes: the least one block of the one-shot path moves */
+#define TM_AG_AREA_MAX (32u << 20) /* bytes: the largest part the landing areas are made for */
+#define TM_AG_ONESHOT_MAX (16u << 20) /* bytes of output: the default of oneshot_max (the
+                                         study's crossover on two and four H200s: one shot won
+                                         to 8 MiB on two, 16 MiB on four; book/3.7-gpu-moe.md) */
+typedef struct {
+    tm_ring_t rings[TM_MAX_CHANNELS]; /* the ring path: channels rings of 16 slots of 512 KiB */
+    int channels;
+    char *land;         /* symmetric: [2][n_pes][area]: PE p's part, odd and even calls */
+    uint64_t *flags;    /* symmetric: [2][n_pes][TM_AG_CTAS]: PE p's slice b has landed */
+    size_t area;        /* bytes of one landing slot: min(max_part, TM_AG_AREA_MAX) */
+    size_t cap;         /* the largest part a call may bring */
+    size_t oneshot_max; /* bytes of output (n_pes x part): up to this one shot, above it the
+                           ring; 0: always the ring. Every PE must have the same. */
+    uint64_t seq;       /* one-shot calls so far */
+    int p2p;            /* the same-node fast path is on (tm_p2p_allowed) */
+} tm_allgather_t;
+void tm_allgather_create(tm_allgather_t *ag, size_t max_part, int channels); /* collective */
+void tm_allgather_destroy(tm_allgather_t *ag);                               /* collective */
+/* Every PE brings `part` bytes at `in` (device memory); PE p's land at out + p * part on every
+ * PE (out: n_pes x part bytes of device memory; in may be out + my_pe * part). Collective, the
+ * same part everywhere; complete when `st` gets there. */
+void tm_allgather(tm_allgather_t *ag, const void *in, void *out, size_t part, cudaStream_t st);
 
 /* ---- MoE dispatch and combine of chapter 3.1 on GPUs (dispatch.cu, combine.cu) --------------- */
 #define TM_MAX_EXPERTS 256 /* the layout kernel keeps a count per expert per warp in shared memory */

@@ -233,6 +233,42 @@ static void free_bad(int argc, char **argv)
     FAIL("tshmem_free of a pointer into the middle of a block did not stop with an error");
 }
 
+/* The allocator's refusals, one per argument: the four that stop the job run into their
+ * tshmem_fail and never reach the FAIL after them; "huge" must come back NULL and leave the heap
+ * usable. Each first makes one good allocation, so that the stub stops in its own TODO. */
+static void refuse(int argc, char **argv)
+{
+    const char *what = argc > 2 ? argv[2] : "";
+    pe_init();
+    char *good = tshmem_malloc(512);
+    CHECK(good != NULL, "tshmem_malloc(512) returned NULL in an empty heap");
+    if (!strcmp(what, "align3")) {
+        tshmem_align(3, 64);
+        FAIL("tshmem_align(3, 64): an alignment that is not a power of two did not stop the job");
+    } else if (!strcmp(what, "align_big")) {
+        tshmem_align((size_t)4 << 20, 64);
+        FAIL("tshmem_align(4 MiB, 64): an alignment above 2 MiB did not stop the job");
+    } else if (!strcmp(what, "calloc_overflow")) {
+        tshmem_calloc(SIZE_MAX / 2, 4);
+        FAIL("tshmem_calloc(SIZE_MAX / 2, 4): a count * size that overflows did not stop the job");
+    } else if (!strcmp(what, "free_outside")) {
+        static char outside[512]; /* the program's own memory, not the symmetric heap */
+        tshmem_free(outside);
+        FAIL("tshmem_free of a pointer outside the symmetric heap did not stop the job");
+    } else if (!strcmp(what, "huge")) {
+        /* Rounded up to 256-byte units before the check, this size wraps to a small one. */
+        void *p = tshmem_malloc(SIZE_MAX - 100);
+        CHECK(p == NULL, "tshmem_malloc(SIZE_MAX - 100) returned %p, expected NULL: check size "
+              "against the heap before rounding it up (rounded first, it wraps around to a few "
+              "bytes)", p);
+        void *q = tshmem_malloc(1024);
+        CHECK(q != NULL, "a 1 KiB allocation after a refused huge one returned NULL");
+        tshmem_finalize();
+    } else {
+        FAIL("refuse: unknown argument '%s'", what);
+    }
+}
+
 /* The segment's name must be gone from /dev/shm as soon as tshmem_init returns. */
 static void unlinked(int argc, char **argv)
 {
@@ -262,7 +298,8 @@ int main(int argc, char **argv)
         {"reuse", reuse},         {"many", many},           {"exhaust", exhaust},
         {"mismatch", mismatch},   {"heap_size", heap_size}, {"ptr", ptr},
         {"ptr_not_symmetric", ptr_not_symmetric},           {"free_bad", free_bad},
-        {"unlinked", unlinked},   {"one_pe", one_pe},       {NULL, NULL},
+        {"unlinked", unlinked},   {"one_pe", one_pe},       {"refuse", refuse},
+        {NULL, NULL},
     };
     return pe_main(argc, argv, list);
 }

@@ -129,6 +129,25 @@ Test(ch1_2, free_rejects_bad_pointer, .description = "tshmem_free of a pointer i
                  ARGS("tshmem_free: ", "is not a block"));
 }
 
+Test(ch1_2, refusals_stop_or_return_null, .description = "a bad alignment, an overflowing calloc and a free outside the heap stop the job; a size larger than the heap returns NULL, checked before rounding")
+{
+    expect_error(CH, PROG, 2, "refuse", ARGS("align3"), NULL, TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_align: alignment 3 is not a power of two"));
+    expect_error(CH, PROG, 2, "refuse", ARGS("align_big"), NULL, TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_align: alignment 4194304 is larger than the 2 MiB boundary"));
+    expect_error(CH, PROG, 2, "refuse", ARGS("calloc_overflow"), NULL, TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_calloc: count ", "does not fit in size_t"));
+    expect_error(CH, PROG, 2, "refuse", ARGS("free_outside"), NULL, TSHMEM_EXIT_ERROR,
+                 ARGS("tshmem_free: ", "is not a block that tshmem_malloc returned"));
+    struct pe_job job;
+    job_runv(&job, CH, PROG, 2, "refuse", ARGS("huge"), NULL, 30);
+    JOB_EXPECT_OK(&job);
+    cr_assert(job_count(&job, "no room") >= 1,
+              "1.2 refuse huge: tshmem_malloc(SIZE_MAX - 100) returned NULL without the \"no "
+              "room\" warning that names the size and the heap\n%s", job_digest(&job));
+    job_free(&job);
+}
+
 Test(ch1_2, no_shm_left_behind, .description = "the segment is unlinked at init: nothing stays in /dev/shm, even when a PE is killed")
 {
     for (int kill = 0; kill < 2; kill++) {

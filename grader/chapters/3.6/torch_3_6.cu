@@ -107,6 +107,12 @@ static struct alloc *find(const char *p, size_t bytes)
     return NULL;
 }
 
+/* The allreduce's blocks: chapter 3.3's study found 128 blocks of 1024 threads the best on two
+ * H200s from 16 MiB up (fewer blocks keep fewer bytes in flight: 32 of 512 threads reached half
+ * the link at 64 MiB); smaller calls take fewer blocks anyway (one per 64 KiB of a segment). */
+#define TORCH_AR_CTAS 128
+#define TORCH_AR_THREADS 1024
+
 static PyObject *py_init(PyObject *, PyObject *args)
 {
     long long cap = 16 << 20;
@@ -121,7 +127,7 @@ static PyObject *py_init(PyObject *, PyObject *args)
     mpi_owned = !up;
     tg_init();
     TG_CUDA(cudaGetDevice(&device));
-    tg_allreduce_create(&ar, (size_t)cap, 32, 512);
+    tg_allreduce_create(&ar, (size_t)cap, TORCH_AR_CTAS, TORCH_AR_THREADS);
     live = 1;
     Py_RETURN_NONE;
 }
@@ -307,6 +313,30 @@ static int reducible(const char *func, PyObject *t, char **data, size_t *count)
     return 0;
 }
 
+/* _tune(ctas, threads[, min_chunk]): the most blocks an allreduce uses, their size and the
+ * least floats of a chunk (the study compares them); every PE must pass the same. */
+static PyObject *py_tune(PyObject *, PyObject *args)
+{
+    int ctas, threads;
+    long long min_chunk = 0;
+    NEED_LIVE("_tune");
+    if (!PyArg_ParseTuple(args, "ii|L", &ctas, &threads, &min_chunk))
+        return NULL;
+    if (min_chunk < 0)
+        return fail(PyExc_ValueError, "tshmem_cuda._tune: min_chunk = %lld floats: give 0 (keep "
+                    "it) or more.", min_chunk);
+    if (ctas < 1 || ctas > TG_AR_MAX_CTAS || threads < 32 || threads > 1024 || threads % 32)
+        return fail(PyExc_ValueError, "tshmem_cuda._tune: %d blocks of %d threads: 1 to %d "
+                    "blocks of 32 to 1024 threads (a multiple of 32).", ctas, threads,
+                    TG_AR_MAX_CTAS);
+    TG_CUDA(cudaDeviceSynchronize()); /* no allreduce is running with the old grid */
+    ar.ctas = ctas;
+    ar.threads = threads;
+    if (min_chunk)
+        ar.min_chunk = (size_t)min_chunk;
+    Py_RETURN_NONE;
+}
+
 /* allreduce_(t, stream): enqueued on `stream` (torch.cuda.current_stream().cuda_stream). */
 static PyObject *py_allreduce(PyObject *, PyObject *args)
 {
@@ -367,6 +397,7 @@ static PyMethodDef methods[] = {
     {"free", py_free, METH_VARARGS, "free(t) (collective)"},
     {"_peer", py_peer, METH_VARARGS, "_peer(t, pe, shape, strides, code, bits)"},
     {"_allreduce", py_allreduce, METH_VARARGS, "_allreduce(t, stream)"},
+    {"_tune", py_tune, METH_VARARGS, "_tune(ctas, threads[, min_chunk]): the allreduce's grid"},
     {"_start", py_start, METH_VARARGS, "_start(t, compute_stream, comm_stream) -> event"},
     {"_wait", py_wait, METH_VARARGS, "_wait(event, stream)"},
     {NULL, NULL, 0, NULL},

@@ -3,8 +3,9 @@
 Checks, as "PASS name" / "FAIL name: why" lines: tensors on the NVSHMEM heap (torch.cuda,
 through DLPack kDLCUDA), peer views, the allreduce on PyTorch's stream, DataParallel driving it
 for 30 steps against one process (the CPU chapter's bound, u = 2^-24). Then, as bench lines,
-the allreduce against torch.distributed over NCCL (CUDA events, per call) and a training step
-against DistributedDataParallel over NCCL. On 1 GPU the allreduce of 3.3 has nothing to do
+the allreduce against torch.distributed over NCCL and a training step against
+DistributedDataParallel over NCCL, each call timed alone (CUDA events, the slowest PE, the median
+of 30). On 1 GPU the allreduce of 3.3 has nothing to do
 (n_pes = 1 returns at once) and NCCL's is a local copy: the figures are then launch costs only.
 """
 import copy
@@ -90,18 +91,48 @@ def train(me, n, steps=30):
         print(f"# train: worst gradient difference {worst:.2f} u S (bound {bound})", flush=True)
 
 
-def timed(fn, iters=20):
-    for _ in range(3):
-        fn()
+REPS, WARM = 30, 5
+
+
+def timed(fn, reps=REPS, lead_us=0):
+    """Each call on its own: every PE idle and past a barrier, CUDA events around the call on
+    PyTorch's current stream; per call the slowest PE's time, then the median of reps (and the
+    least and the most), in microseconds. lead_us: the stream first sleeps that long on the GPU
+    (torch.cuda._sleep), so that the host has queued the call before its start event: the time
+    is then the GPU's alone, as in a training loop whose host runs ahead, and a one-float NCCL
+    allreduce after the sleep lines the PEs' streams up (else the PEs' skew leaving the host
+    barrier is in every small call's time); with 0 the host's cost of starting the call (Python,
+    the launch) is in it too."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    ts.barrier_all()
-    start.record()
-    for _ in range(iters):
+    times, align = [], torch.zeros(1, device="cuda")
+    for r in range(WARM + reps):
+        ts.barrier_all()  # the device idle, then every PE
+        if lead_us:
+            torch.cuda._sleep(int(lead_us * CYCLES_PER_US))
+            dist.all_reduce(align)  # on the GPUs: every PE's stream leaves it together
+        start.record()
         fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) * 1000.0 / iters  # microseconds per call
+        end.record()
+        end.synchronize()
+        if r >= WARM:
+            times.append(start.elapsed_time(end) * 1000.0)
+    t = torch.tensor(times, dtype=torch.float64, device="cuda")
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)  # per call, the slowest PE
+    t = t.sort().values
+    return float(t[len(times) // 2]), float(t[0]), float(t[-1])
+
+
+def line(op, impl, n, nbytes, us, bus=True):
+    med, lo, hi = us
+    alg = nbytes / med / 1e3 if bus else 0.0
+    print(f"bench op={op} impl={impl} pes={n} bytes={nbytes} iters={REPS} median_us={med:.1f} "
+          f"min_us={lo:.1f} max_us={hi:.1f} algbw_GBps={alg:.2f} "
+          f"busbw_GBps={alg * 2 * (n - 1) / n if n > 1 else alg:.2f}", flush=True)
+
+
+CYCLES_PER_US = 2000  # about the SM clock in MHz of an H100 or H200 (only roughly needed)
+LEAD_US = 500     # an allreduce: its host side (Python, checks, the launch) takes tens of us
+STEP_LEAD_US = 4000  # a training step: PyTorch's host side launches dozens of kernels
 
 
 def bench(me, n):
@@ -109,20 +140,46 @@ def bench(me, n):
     if me == 0 and os.path.exists(path):
         os.unlink(path)
     ts.barrier_all()
-    dist.init_process_group("nccl", init_method=f"file://{path}", rank=me, world_size=n)
+    dist.init_process_group("nccl", init_method=f"file://{path}", rank=me, world_size=n,
+                            device_id=torch.device("cuda", torch.cuda.current_device()))
+    if me == 0:
+        print(f"# timing: each call alone, CUDA events on the current stream after a barrier, the "
+              f"slowest PE, median of {REPS} after {WARM} warm-ups", flush=True)
     size = 4 << 10
     while size <= 256 << 20:
         mine, theirs = ts.zeros(size // 4), torch.zeros(size // 4, device="cuda")
         for impl, fn in (("tshmem", lambda: ts.allreduce_(mine)),
                          ("nccl", lambda: dist.all_reduce(theirs))):
-            us = timed(fn)
+            us = timed(fn, lead_us=LEAD_US)
+            host = timed(fn)
             if me == 0:
-                alg = size / us / 1e3
-                print(f"bench op=allreduce impl={impl} pes={n} bytes={size} iters=20 "
-                      f"median_us={us:.1f} min_us={us:.1f} max_us={us:.1f} algbw_GBps={alg:.2f} "
-                      f"busbw_GBps={alg * 2 * (n - 1) / n:.2f}", flush=True)
+                line("allreduce", impl, n, size, us)
+                print(f"# allreduce {impl} {size} bytes with the host's launch in the time: "
+                      f"{host[0]:.1f} us (min {host[1]:.1f})", flush=True)
         ts.free(mine)
         size *= 4
+    # The allreduce's grid at the large sizes (the module's default is the first).
+    for size in (16 << 20, 64 << 20, 256 << 20):
+        mine = ts.zeros(size // 4)
+        for ctas, threads in ((128, 1024), (64, 1024), (32, 512)):
+            ts._C._tune(ctas, threads)
+            med, lo, hi = timed(lambda: ts.allreduce_(mine), lead_us=LEAD_US)
+            if me == 0:
+                print(f"# grid {ctas} x {threads}: {size >> 20} MiB in {med:.1f} us "
+                      f"({size / med / 1e3 * 2 * (n - 1) / n:.1f} GB/s bus)", flush=True)
+        ts._C._tune(128, 1024)
+        ts.free(mine)
+    # The least chunk (floats) at the middle sizes, where few blocks carry a call.
+    for size in (1 << 20, 4 << 20, 16 << 20):
+        mine = ts.zeros(size // 4)
+        for min_chunk in (16384, 4096):
+            ts._C._tune(128, 1024, min_chunk)
+            med, lo, hi = timed(lambda: ts.allreduce_(mine), lead_us=LEAD_US)
+            if me == 0:
+                print(f"# min_chunk {min_chunk}: {size >> 20} MiB in {med:.1f} us "
+                      f"({size / med / 1e3 * 2 * (n - 1) / n:.1f} GB/s bus)", flush=True)
+        ts._C._tune(128, 1024, 16384)
+        ts.free(mine)
     torch.manual_seed(0)
 
     def mlp():
@@ -146,13 +203,23 @@ def bench(me, n):
         F.mse_loss(theirs(x), y).backward()
         o2.step()
 
+    def step_alone():
+        o3.zero_grad()
+        F.mse_loss(alone(x), y).backward()
+        o3.step()
+
+    alone = mlp()
+    o3 = torch.optim.SGD(alone.parameters(), lr=0.01)
     nbytes = sum(p.numel() * 4 for p in ours.parameters())
-    for impl, fn in (("tshmem", step_ours), ("nccl", step_theirs)):
-        us = timed(fn)
+    for impl, fn in (("tshmem", step_ours), ("nccl", step_theirs), ("none", step_alone)):
+        us = timed(fn, lead_us=STEP_LEAD_US)
+        host = timed(fn)
+        if me == 0 and impl != "none":
+            line("ddp_step", impl, n, nbytes, us, bus=False)
         if me == 0:
-            print(f"bench op=ddp_step impl={impl} pes={n} bytes={nbytes} iters=20 "
-                  f"median_us={us:.1f} min_us={us:.1f} max_us={us:.1f} algbw_GBps=0 "
-                  f"busbw_GBps=0", flush=True)
+            print(f"# ddp_step {impl}: {us[0]:.1f} us (min {us[1]:.1f}); with the host's launch "
+                  f"in the time {host[0]:.1f} us (min {host[1]:.1f})"
+                  f"{' (no communication)' if impl == 'none' else ''}", flush=True)
     dist.destroy_process_group()
     if me == 0:
         os.unlink(path)

@@ -4,9 +4,10 @@
  *              every PE to its right neighbour, against NCCL's send/recv
  *              (nvshmemx_putmem_on_stream where PEs share a GPU); a side table ("# ..." lines)
  *              adds the put on a stream, the copy engine through CUDA IPC and through nvshmem_ptr;
- *   allgather: 4 KiB to 64 MiB of output: your ring (32 channels) forwarding each piece npes - 1 times,
- *              against ncclAllGather (puts on a stream where PEs share a GPU); the side table
- *              adds puts and CUDA IPC copies to every peer;
+ *   allgather: 4 KiB to 64 MiB of output: your tm_allgather (one shot for small outputs, your
+ *              ring over 32 channels for large ones), against ncclAllGather (puts on a stream
+ *              where PEs share a GPU); the side table has each path forced, and puts and CUDA
+ *              IPC copies to every peer;
  *   dispatch_eE / combine_eE: tm_dispatch and tm_combine at the pplx-kernels shapes (E = 64 and
  *              256 experts, 6 per token, hidden 2048, fp32 rows, uniform routing), 128 to 4096
  *              tokens per PE, against a baseline with the same routing, counts first, then rows:
@@ -32,7 +33,7 @@
 #include <time.h>
 #include <vector>
 
-#define REPS 20
+#define REPS 30
 #define WARM 3
 static int me, npes;
 static cudaStream_t st;
@@ -295,7 +296,7 @@ static void ipc_done(void)
 /* One row of a study's side table: GB/s of each way of moving the same bytes. */
 struct row {
     size_t bytes;
-    double gbps[6];
+    double gbps[8];
 };
 static void side_table(const char *title, const char *const *names, int n,
                        const std::vector<row> &rows)
@@ -338,8 +339,11 @@ static void study_p2p(const std::vector<size_t> &sizes)
     auto none = [] {};
     std::vector<row> rows;
     for (size_t bytes : sizes) {
-        double lo, hi, us[6] = { 0, 0, 0, 0, 0, 0 }, l5[6], h5[6];
+        double lo, hi, us[7] = { 0, 0, 0, 0, 0, 0, 0 }, l5[7], h5[7];
         us[5] = median_us(none, [&] { tm_ring_stream(&r, right, src, left, dst, bytes, st); }, none, &lo, &hi);
+        tm_launch_collective = 1; /* the same ring, each call a cooperative launch */
+        us[6] = median_us(none, [&] { tm_ring_stream_channels(rs, CHANNELS, right, src, left, dst, bytes, st); }, none, &lo, &hi);
+        tm_launch_collective = 0;
         us[0] = median_us(none, [&] { tm_ring_stream_channels(rs, CHANNELS, right, src, left, dst, bytes, st); }, none, &l5[0], &h5[0]);
         us[1] = median_us(none, [&] { nvshmemx_putmem_on_stream(sym, src, bytes, right, st); nvshmemx_barrier_all_on_stream(st); }, none, &l5[1], &h5[1]);
         us[3] = median_us(none, [&] { TM_CUDA(cudaMemcpyAsync(nvshmem_ptr(sym, right), src, bytes, cudaMemcpyDeviceToDevice, st)); nvshmemx_barrier_all_on_stream(st); }, none, &lo, &hi);
@@ -355,25 +359,29 @@ static void study_p2p(const std::vector<size_t> &sizes)
         line("ring", "tshmem", bytes, us[0], l5[0], h5[0]);
         int b = use_nccl ? 4 : 1;
         line("ring", use_nccl ? "nccl" : "nvshmem", bytes, us[b], l5[b], h5[b]);
-        row rw = { bytes, { 0, 0, 0, 0, 0, 0 } };
-        for (int i = 0; i < 6; i++) rw.gbps[i] = us[i] > 0 ? bytes / us[i] / 1e3 : 0;
+        row rw = { bytes, { 0, 0, 0, 0, 0, 0, 0, 0 } };
+        for (int i = 0; i < 7; i++) rw.gbps[i] = us[i] > 0 ? bytes / us[i] / 1e3 : 0;
         rows.push_back(rw);
     }
-    if (sweep) /* channels x slots per ring x slot size, at 512 threads a block */
+    if (sweep) /* channels x slots per ring x slot size x threads a block */
         for (size_t bytes : { (size_t)16 << 20, (size_t)256 << 20, (size_t)1 << 30 })
             for (int ch : { 16, 32 })
                 for (int nslots : { 8, 16 })
-                    for (size_t slot : { (size_t)64 << 10, (size_t)256 << 10, (size_t)512 << 10 }) {
-                        if (bytes > maxb) continue;
-                        tm_ring_t more[32];
-                        for (int c = 0; c < ch; c++) tm_ring_create(&more[c], nslots, slot);
-                        double lo, hi, us = median_us(none, [&] { tm_ring_stream_channels(more, ch, right, src, left, dst, bytes, st); }, none, &lo, &hi);
-                        if (me == 0) printf("# sweep ring channels=%d slots=%d slot=%zu %zu bytes: %.1f us, %.1f GB/s\n", ch, nslots, slot, bytes, us, bytes / us / 1e3);
-                        for (int c = 0; c < ch; c++) tm_ring_destroy(&more[c]);
-                    }
-    const char *names[] = { "ring_x32", "nvshmem_put", "cuda_ipc", "ptr_copy", "nccl_p2p", "ring_x1" };
+                    for (size_t slot : { (size_t)256 << 10, (size_t)512 << 10, (size_t)1 << 20, (size_t)2 << 20 })
+                        for (int threads : { 512, 1024 }) {
+                            if (bytes > maxb || (size_t)npes * ch * nslots * slot > ((size_t)1 << 30)) continue;
+                            tm_ring_t more[32];
+                            for (int c = 0; c < ch; c++) tm_ring_create(&more[c], nslots, slot);
+                            tm_ring_threads = threads;
+                            double lo, hi, us = median_us(none, [&] { tm_ring_stream_channels(more, ch, right, src, left, dst, bytes, st); }, none, &lo, &hi);
+                            tm_ring_threads = 512;
+                            if (me == 0) printf("# sweep ring channels=%d slots=%d slot=%zu threads=%d %zu bytes: %.1f us, %.1f GB/s\n", ch, nslots, slot, threads, bytes, us, bytes / us / 1e3);
+                            for (int c = 0; c < ch; c++) tm_ring_destroy(&more[c]);
+                        }
+    const char *names[] = { "ring_x32", "nvshmem_put", "cuda_ipc", "ptr_copy", "nccl_p2p", "ring_x1", "x32_coop" };
     side_table("point to point, every PE to its right neighbour; ring_x32: your ring over 32 "
-               "channels, ring_x1: over one", names, 6, rows);
+               "channels, ring_x1: over one, x32_coop: over 32, each call a cooperative launch",
+               names, 7, rows);
     if (use_nccl) ipc_close(peer);
     for (tm_ring_t &x : rs) tm_ring_destroy(&x);
     tm_ring_destroy(&r);
@@ -382,55 +390,70 @@ static void study_p2p(const std::vector<size_t> &sizes)
 }
 
 /* Allgather at the seeds' sizes (bytes: the whole output, as nccl-tests count it; each PE
- * brings bytes / npes). Yours: the ring of chapter 2.1 forwarding each piece to the right
- * neighbour, npes - 1 steps; against ncclAllGather (puts on a stream to every peer where NCCL
- * cannot run); the side table adds the puts and CUDA IPC copies to every peer. */
+ * brings bytes / npes). Yours: tm_allgather as the selector picks (one shot up to oneshot_max,
+ * the ring above), and each path forced (one shot while a part fits the landing areas; the ring
+ * of chapter 2.1 forwarding each piece npes - 1 times over 32 channels); against ncclAllGather
+ * (puts on a stream to every peer where NCCL cannot run); the side table adds the puts and CUDA
+ * IPC copies to every peer, and a "# selector" line says where one shot stopped winning. */
 static void study_allgather(const std::vector<size_t> &sizes)
 {
     size_t maxb = sizes.back();
-    tm_ring_t rs[CHANNELS];
-    for (tm_ring_t &x : rs) tm_ring_create(&x, 16, 512 << 10);
+    tm_allgather_t ag;
+    tm_allgather_create(&ag, (maxb + npes - 1) / npes, CHANNELS);
+    size_t chosen = ag.oneshot_max;
     char *out, *sym = (char *)tm_malloc(maxb);
     TM_CUDA(cudaMalloc(&out, maxb));
     TM_CUDA(cudaMemset(out, me + 1, maxb));
     std::vector<char *> peer;
     if (use_nccl) ipc_open(out, peer);
-    int right = (me + 1) % npes, left = (me + npes - 1) % npes;
     auto none = [] {};
     std::vector<row> rows;
+    size_t last_oneshot_win = 0, first_ring_win = 0;
     for (size_t bytes : sizes) {
         size_t part = bytes / npes;
-        double lo, hi, us[4] = { 0, 0, 0, 0 }, l4[4], h4[4];
-        us[0] = median_us(none, [&] {
-            for (int s = 0; s < npes - 1; s++) /* send the piece that came last, take the next */
-                tm_ring_stream_channels(rs, CHANNELS, right, out + (size_t)((me - s + npes) % npes) * part,
-                                        left, out + (size_t)((me - s - 1 + npes) % npes) * part, part, st);
-        }, none, &l4[0], &h4[0]);
-        us[1] = median_us(none, [&] {
+        double lo, hi, us[6] = { 0, 0, 0, 0, 0, 0 }, l6[6], h6[6];
+        auto mine = [&] { tm_allgather(&ag, out + me * part, out, part, st); };
+        ag.oneshot_max = chosen;
+        us[0] = median_us(none, mine, none, &l6[0], &h6[0]);
+        ag.oneshot_max = 0;
+        us[1] = median_us(none, mine, none, &l6[1], &h6[1]);
+        if (part <= ag.area) {
+            ag.oneshot_max = (size_t)-1;
+            us[2] = median_us(none, mine, none, &l6[2], &h6[2]);
+        }
+        ag.oneshot_max = chosen;
+        us[3] = median_us(none, [&] {
             for (int p = 0; p < npes; p++)
                 if (p != me) nvshmemx_putmem_on_stream(sym + me * part, sym + me * part, part, p, st);
             nvshmemx_barrier_all_on_stream(st);
-        }, none, &l4[1], &h4[1]);
+        }, none, &l6[3], &h6[3]);
         if (use_nccl) {
-            us[2] = median_us(none, [&] {
+            us[4] = median_us(none, [&] {
                 for (int p = 0; p < npes; p++)
                     if (p != me)
                         TM_CUDA(cudaMemcpyAsync(peer[p] + me * part, out + me * part, part, cudaMemcpyDeviceToDevice, st));
                 ipc_done();
             }, none, &lo, &hi);
-            us[3] = median_us(none, [&] { NCCL(ncclAllGather(out + me * part, out, part, ncclChar, comm, st)); }, none, &l4[3], &h4[3]);
+            us[5] = median_us(none, [&] { NCCL(ncclAllGather(out + me * part, out, part, ncclChar, comm, st)); }, none, &l6[5], &h6[5]);
         }
-        line("allgather", "tshmem", bytes, us[0], l4[0], h4[0]);
-        int b = use_nccl ? 3 : 1;
-        line("allgather", use_nccl ? "nccl" : "nvshmem", bytes, us[b], l4[b], h4[b]);
+        if (us[2] > 0 && us[2] < us[1]) last_oneshot_win = bytes;
+        if (us[2] > 0 && us[1] <= us[2] && !first_ring_win) first_ring_win = bytes;
+        line("allgather", "tshmem", bytes, us[0], l6[0], h6[0]);
+        int b = use_nccl ? 5 : 3;
+        line("allgather", use_nccl ? "nccl" : "nvshmem", bytes, us[b], l6[b], h6[b]);
         row rw = { bytes, { 0, 0, 0, 0, 0, 0 } };
-        for (int i = 0; i < 4; i++) rw.gbps[i] = us[i] > 0 ? bytes / us[i] / 1e3 : 0;
+        for (int i = 0; i < 6; i++) rw.gbps[i] = us[i] > 0 ? bytes / us[i] / 1e3 : 0;
         rows.push_back(rw);
     }
-    const char *names[] = { "your_ring", "nvshmem_put", "cuda_ipc", "nccl" };
-    side_table("allgather, bytes of the whole output; your_ring: over 32 channels", names, 4, rows);
+    const char *names[] = { "tm_allgather", "ring_x32", "one_shot", "nvshmem_put", "cuda_ipc", "nccl" };
+    side_table("allgather, bytes of the whole output; tm_allgather: one shot up to oneshot_max, "
+               "then the ring; ring_x32 and one_shot: each path forced", names, 6, rows);
+    if (me == 0)
+        printf("# selector: oneshot_max = %zu bytes of output; one shot beat the ring up to %zu "
+               "bytes, the ring first won at %zu (0: never, in these sizes)\n", chosen,
+               last_oneshot_win, first_ring_win);
     if (use_nccl) ipc_close(peer);
-    for (tm_ring_t &x : rs) tm_ring_destroy(&x);
+    tm_allgather_destroy(&ag);
     nvshmem_free(sym);
     cudaFree(out);
 }

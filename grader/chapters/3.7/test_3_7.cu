@@ -1,5 +1,5 @@
 /* test_3_7.cu: chapter 3.7's tests, one scenario per run:
- *   mpirun -np N test_3_7 ring|dispatch|combine|layers|no_p2p|low_latency
+ *   mpirun -np N test_3_7 ring|dispatch|combine|layers|no_p2p|low_latency|allgather
  * Any number of PEs from 2 (on fewer GPUs than PEs, PEs share a GPU). Every PE generates every
  * PE's tokens and routing from the same formulas, so each can compute, on the host, what chapter
  * 3.1's CPU reference gives for them: the rows it must receive, in 3.1's order (local expert,
@@ -323,11 +323,80 @@ static void test_low_latency(void)
     tm_moe_destroy(moe);
 }
 
+/* The allgather: parts of 1 byte to 1 MiB + 3, each through both paths (oneshot_max set to
+ * take the call one shot, or 0 for the ring), in place and from a separate buffer, calls back to
+ * back with no barrier (the landing areas of odd and even calls are reused), every byte of every
+ * PE's part checked, and nothing written past the output. */
+static unsigned char ag_byte(int pe, size_t i, int call) { return (unsigned char)(i * 29u + (unsigned)call * 11u + (unsigned)pe * 101u + 3u); }
+static void test_allgather_path(int p2p)
+{
+    size_t parts[] = { 1, 17, 4096, 4096 * 5 + 3, 100000, (1 << 20) + 3 }, cap = (1 << 20) + 3;
+    tm_allgather_t ag;
+    tm_allgather_create(&ag, cap, 2);
+    ag.p2p = p2p && ag.p2p;
+    for (tm_ring_t &x : ag.rings) x.p2p = p2p && x.p2p;
+    size_t outb = (size_t)npes * cap + 64;
+    unsigned char *in, *out;
+    TM_CUDA(cudaMalloc(&in, cap + 64));
+    TM_CUDA(cudaMalloc(&out, outb));
+    std::vector<unsigned char> hin(cap), h(outb);
+    int call = 0;
+    for (int path = 0; path < 2; path++)      /* 0: one shot, 1: the ring */
+        for (int inplace = 0; inplace < 2; inplace++)
+            for (size_t part : parts) {
+                call++;
+                ag.oneshot_max = path == 0 ? (size_t)npes * cap : 0;
+                const char *pname = path == 0 ? "one shot" : "ring";
+                if (path == 0 && part > ag.area) fail_now("allgather: tm_allgather_create made landing areas of %zu bytes for parts of up to %zu", ag.area, cap);
+                for (size_t i = 0; i < part; i++) hin[i] = ag_byte(me, i, call);
+                TM_CUDA(cudaMemset(out, 0xEE, outb));
+                unsigned char *src = inplace ? out + (size_t)me * part : in;
+                TM_CUDA(cudaMemcpy(src, hin.data(), part, cudaMemcpyHostToDevice));
+                tm_allgather(&ag, src, out, part, st);
+                if (call % 3 != 0) { /* most calls back to back: only every third is waited for */
+                    size_t again = part; /* a second call of the same size right away */
+                    tm_allgather(&ag, src, out, again, st);
+                }
+                finish(st, "tm_allgather", 60);
+                TM_CUDA(cudaMemcpy(h.data(), out, (size_t)npes * part + 1, cudaMemcpyDeviceToHost));
+                for (int p = 0; p < npes; p++)
+                    for (size_t i = 0; i < part; i++)
+                        if (h[(size_t)p * part + i] != ag_byte(p, i, call))
+                            fail_now("allgather (%s, %s path, %s), call %d, parts of %zu bytes: byte %zu of PE %d's part: expected %u, saw %u%s", pname, p2p ? "nvshmem_ptr" : "put-with-signal", inplace ? "in place" : "separate in", call, part, i, p, ag_byte(p, i, call), h[(size_t)p * part + i], h[(size_t)p * part + i] == 0xEE ? " (never written)" : "");
+                if (h[(size_t)npes * part] != 0xEE) fail_now("allgather (%s): call %d, parts of %zu bytes, wrote past the end of out", pname, call, part);
+                MPI_Barrier(MPI_COMM_WORLD); /* nobody rewrites in or out while a peer checks */
+            }
+    /* The default selector takes the small parts one shot and the large ones by the ring. */
+    ag.oneshot_max = TM_AG_ONESHOT_MAX;
+    for (size_t part : { (size_t)64, cap }) {
+        call++;
+        for (size_t i = 0; i < part; i++) hin[i] = ag_byte(me, i, call);
+        TM_CUDA(cudaMemcpy(in, hin.data(), part, cudaMemcpyHostToDevice));
+        tm_allgather(&ag, in, out, part, st);
+        finish(st, "tm_allgather", 60);
+        TM_CUDA(cudaMemcpy(h.data(), out, (size_t)npes * part, cudaMemcpyDeviceToHost));
+        for (int p = 0; p < npes; p++)
+            for (size_t i = 0; i < part; i++)
+                if (h[(size_t)p * part + i] != ag_byte(p, i, call))
+                    fail_now("allgather (the default selector), parts of %zu bytes: byte %zu of PE %d's part: expected %u, saw %u", part, i, p, ag_byte(p, i, call), h[(size_t)p * part + i]);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    tm_allgather_destroy(&ag);
+    TM_CUDA(cudaFree(in));
+    TM_CUDA(cudaFree(out));
+}
+static void test_allgather(void)
+{
+    test_allgather_path(1);
+    test_allgather_path(0);
+}
+
 int main(int argc, char **argv)
 {
     struct { const char *name; void (*fn)(void); } tests[] = {
         { "ring", test_ring }, { "dispatch", test_dispatch }, { "combine", test_combine },
         { "layers", test_layers }, { "no_p2p", test_no_p2p }, { "low_latency", test_low_latency },
+        { "allgather", test_allgather },
     };
     setenv("NVSHMEM_SYMMETRIC_SIZE", "1G", 0);
     MPI_Init(&argc, &argv);

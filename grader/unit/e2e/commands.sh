@@ -43,7 +43,17 @@ for term in "" dumb no-such-terminal; do
 done
 "$G" >"$out" 2>&1 </dev/null
 expect "grader with no terminal prints the summary" "$out" "1.1   Initialization & bootstrap" \
-  "3.2   Pipeline-parallel handoff" "0 of 15 chapters done" "Next: grader test 1.1"
+  "3.2   Pipeline-parallel handoff" "0 of $counted chapters done" "Next: grader test 1.1"
+width=$(LC_ALL=C.UTF-8 wc -L <"$out")
+[ "$width" -le 80 ] && ok "the summary fits 80 columns" ||
+  not_ok "the summary fits 80 columns" "widest line: $width" "$(cat "$out")"
+if [ -n "$optional_ids" ]; then
+  expect "the summary says which chapters are optional and left out of the counts" "$out" \
+    "Optional: $optional_ids, left out of the chapters done and the points"
+fi
+cols=$(grep -E '^[0-9]+\.[0-9]+ ' "$out" | awk '{ print index($0, "stub") }' | sort -u | wc -l)
+[ "$cols" -eq 1 ] && ok "every row of the summary has its columns in line" ||
+  not_ok "every row of the summary has its columns in line" "$(cat "$out")"
 
 # ---- hints: one more each call, counted ------------------------------------------------------
 for i in 1 2 3 4; do "$G" hint 1.3 >"$course/hint$i.txt" 2>&1; done
@@ -93,7 +103,7 @@ cp week1/1.1-init/init.c "$course/init.c.saved"
 echo 'this is not C' >>week1/1.1-init/init.c
 "$G" test 1.1 >"$out" 2>&1
 expect "a chapter that does not build keeps its totals and says what to fix" "$out" \
-  "the build failed; the compiler said:" "0/12   0/19  pts  does not build: fix the compiler's first error above"
+  "the build failed; the compiler said:" "0/12   0/19  pts  does not build:" "fix the compiler's first error above"
 cp "$course/init.c.saved" week1/1.1-init/init.c
 printf 'int tshmem_probe_of_warnings(int x);\nint tshmem_probe_of_warnings(int x)\n{\n    int unused;\n    return x;\n}\n' \
   >>week1/1.1-init/init.c
@@ -163,7 +173,7 @@ expect "the reference's 1.1 passes, with points" "$out" "12 of 12 tests, 19 of 1
 [ $rc -eq 0 ] && ok "a passing test exits 0" || not_ok "a passing test exits 0" "exit $rc"
 "$G" session end >"$out" 2>&1
 expect "session end prints the session card" "$out" "### Study session: finish chapter 1.1" \
-  "chapters passed: 1.1 Initialization & bootstrap" "tests fixed: 12" "hints used: 0" "now: 1/15 chapters done"
+  "chapters passed: 1.1 Initialization & bootstrap" "tests fixed: 12" "hints used: 0" "now: 1/$counted chapters done"
 expect "the session is kept in progress" .tshmem-progress.json '"goal": "finish chapter 1.1"' '"tests_fixed": 12'
 
 # ---- a regression: 1.1 breaks while working on 1.2 ---------------------------------------------
@@ -204,6 +214,41 @@ expect "card --merge puts the members side by side" "$out" "group card · 2 memb
 [ $rc -eq 0 ] && ok "card --merge exits 0" || not_ok "card --merge exits 0" "exit $rc" "$(cat "$out")"
 "$G" card --merge "$course/alice.json" "$course/bob.json" --format markdown >"$out" 2>&1
 expect "card --merge --format markdown is a table" "$out" "| chapter | alice | bob |" "| 1.1 | Initialization & bootstrap | 🚧"
+today=$(date +%Y-%m-%d)
+"$G" card --merge "$course/alice.json" "$course/bob.json" >"$out" 2>&1
+expect "the group card says when each member's card was made" "$out" "pts · updated $today"
+old=$(date -d "10 days ago" +%Y-%m-%d)
+sed "s/\"name\": \"alice\"/\"name\": \"carol\"/; s/\"updated\": \"$today/\"updated\": \"$old/" \
+  "$course/alice.json" >"$course/carol.json"
+"$G" card --merge "$course/alice.json" "$course/carol.json" >"$out" 2>&1
+expect "a stale card shows: its day and its age" "$out" "updated $old ⚠️ 10 days ago"
+if grep -F "**alice**" "$out" | grep -qF "⚠️"; then not_ok "a fresh card has no age warning" "$(cat "$out")"; else
+  ok "a fresh card has no age warning"; fi
+# 8 members with every chapter under way: more than one message holds
+python3 - "$course/alice.json" "$course" <<'PY'
+import json, sys
+card = json.load(open(sys.argv[1]))
+for ch in card["chapters"]:
+    if ch["available"]:
+        ch.update(status="in progress", passed=3, total=9, vs_mpi=1.25)
+for k in range(8):
+    card["name"] = "member-%d" % k
+    json.dump(card, open("%s/m%02d.json" % (sys.argv[2], k), "w"))
+PY
+"$G" card --merge "$course"/m*.json >"$out" 2>&1
+chars=$(LC_ALL=C.UTF-8 wc -m <"$out")
+if [ "$chars" -le 2000 ] && grep -qF -- "more chapters: \`grader card --week" "$out" &&
+   ! grep -qF -- "--format markdown" "$out"; then
+  ok "a group card too long for one message says which --week card shows the rest ($chars characters)"
+else
+  not_ok "a group card too long for one message says which --week card shows the rest" "$chars characters" "$(cat "$out")"
+fi
+"$G" card --week 2 --merge "$course"/m*.json >"$out" 2>&1
+chars=$(LC_ALL=C.UTF-8 wc -m <"$out")
+expect "card --week 2 --merge shows that week's chapters" "$out" "group card, week 2 · 8 members" \
+  "- **2.1** Communication buffers: 🚧 3/9"
+[ "$chars" -le 2000 ] && ok "and fits one message ($chars characters)" ||
+  not_ok "and fits one message" "$chars characters" "$(cat "$out")"
 bad "merging nothing is a sentence" "name the members' cards" card --merge
 bad "merging a file that is not a card is a sentence" "is not a progress card" card --merge Makefile
 
@@ -238,6 +283,15 @@ if mpicc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Iinclude -Igrader/pe grader/
     'PE 1: last step \"waiting for a signal nobody sends\"'
   if command -v gdb >/dev/null; then
     expect "with gdb, where each PE waited" "$hang/report.jsonl" "in tshmem_uint64_wait_until"
+    expect "with gdb, a PE looping in its own code is named as such, not as a wait" \
+      "$hang/report.jsonl" "timed out after 8 s: 2 PEs, scenario spin" \
+      "PE 0 was not waiting: it was running its own code, in count_forever (grader/unit/fixtures/pe_hang.c:" \
+      "The PEs in a wait are most likely waiting for it"
+    if grep -F "scenario spin" "$hang/report.jsonl" | grep -qF "waits for a signal nobody sends"; then
+      not_ok "the looping PE's report does not speak of a signal nobody sends" "$(cat "$hang/report.jsonl")"
+    else
+      ok "the looping PE's report does not speak of a signal nobody sends"
+    fi
   fi
   no_leftovers "a hung job leaves nothing running"
   left=$(ls /dev/shm | grep -F -- "$job_id")

@@ -63,18 +63,55 @@ grader_pid() { pgrep -P "$(T display -p -t e2e '#{pane_pid}')" -f build/grader/g
 # ---- the roadmap at 80x24 --------------------------------------------------------------------
 terminal 80 24
 dashboard
-on_screen "the roadmap at 80x24" "tshmem: build your own NVSHMEM" "0/15 done" "Code" "Test" "Points" \
-  "Perf" "Doc" "1.1  Initialization & bootstrap" "1.4  Signals, atomics, barriers" \
-  "2.2  AllReduce" "3.1  MoE all-to-all dispatch/combine" "○ to do" "Enter test" "q quit"
+on_screen "the roadmap at 80x24" "tshmem: build your own NVSHMEM" "0/$counted done" "Code" "Test" \
+  "Points" "Perf" "Doc" "1.1  Initialization & bootstrap" "1.4  Signals, atomics, barriers" \
+  "2.2  AllReduce" "○ to do" "Enter test" "q quit"
 on_screen "the selected chapter's overview" "Status: to do" "week1/1.1-init/ (init.c): the stub" \
   "Its tests have not run yet: press Enter"
-width=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$screen")
-[ "$(wc -l <"$screen")" -le 24 ] && [ "$width" -le 80 ] && ok "it fits 80x24" ||
-  not_ok "it fits 80x24" "$(cat "$screen")"
-keys Down Down Down Down Down Down Down Down Down Down Down Down
-on_screen "the table scrolls to show the selected chapter" "3.3  The same patterns on real GPUs" \
-  " 3.3 The same patterns on real GPUs"
-keys Up Up Up Up Up Up Up Up Up Up Up Up
+# fits WHAT: no line of the screen wider than 80 columns (characters, not bytes), at most 24
+fits() {
+  capture
+  local width
+  width=$(LC_ALL=C.UTF-8 wc -L <"$screen")
+  if [ "$(wc -l <"$screen")" -le 24 ] && [ "$width" -le 80 ]; then ok "$1"; else
+    not_ok "$1" "widest line: $width columns" "$(cat "$screen")"; fi
+}
+fits "it fits 80x24"
+if [ -n "$optional_ids" ]; then
+  on_screen "the title says which chapters are optional, left out of the count" \
+    "0/$counted done ($optional_ids optional)"
+fi
+nrows=$(course_ids all | wc -l)
+on_screen "the legend says which chapters the table shows, and that more are below" \
+  "chapters 1-" "of $nrows ↓"
+# select ID: Down until the chapter is selected (its overview's header names it)
+select_chapter() {
+  local i
+  for i in $(seq "$nrows"); do
+    capture
+    grep -q "^ $1 " "$screen" && return 0
+    keys Down
+  done
+  return 1
+}
+for id in $(course_ids optional); do
+  select_chapter "$id"
+  row=$(grep -F " $id  " "$screen" | head -1)
+  case "$row" in
+    *optional*) ok "the table labels optional chapter $id" ;;
+    *) not_ok "the table labels optional chapter $id" "its row: $row" "$(cat "$screen")" ;;
+  esac
+  on_screen "its overview says why it is optional" "Optional: it needs" "left out of the chapters done"
+  fits "at chapter $id, it still fits 80x24"
+done
+last=$(course_ids all | tail -1)
+select_chapter "$last"
+on_screen "the table scrolls to the last chapter" " $last " "of $nrows ↑"
+fits "at the last chapter, it still fits 80x24"
+keys Tab
+fits "zoomed, it fits 80x24"
+keys Tab
+for _ in $(seq "$nrows"); do keys Up; done
 on_screen "and back up to the first" "1.1  Initialization & bootstrap" " 1.1 Initialization & bootstrap"
 keys Down
 on_screen "Down selects the next chapter" " 1.2 Symmetric heap" "week1/1.2-symmetric-heap/"

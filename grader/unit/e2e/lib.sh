@@ -67,6 +67,21 @@ make_course() {
   cd "$course" || exit 1
 }
 
+# course_ids all|counted|optional: ids of grader/course.json's chapters, one a line: every one,
+# the available ones that the counts take (no hardware needed), the optional ones (GPUs).
+course_ids() {
+  python3 - "$1" "$src/grader/course.json" <<'PY'
+import json, sys
+for ch in json.load(open(sys.argv[2]))["chapters"]:
+    avail, opt = ch.get("available"), bool(ch.get("requires"))
+    if sys.argv[1] == "all" or (avail and opt == (sys.argv[1] == "optional")):
+        print(ch["id"])
+PY
+}
+counted=$(course_ids counted | wc -l)
+# the optional ids as the grader joins them: "3.3 and 3.7", "3.3, 3.7 and 3.9"
+optional_ids=$(course_ids optional | paste -sd, | sed 's/,/, /g; s/\(.*\), /\1 and /')
+
 # Processes still running from the copy (their command lines name its folder).
 leftovers() {
   local pid out=""

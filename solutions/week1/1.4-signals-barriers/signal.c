@@ -47,6 +47,7 @@ void tshmem_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 void tshmem_putmem_signal(void *dest, const void *source, size_t nbytes, uint64_t *sig_addr,
                           uint64_t signal, int sig_op, int pe)
 {
+    tshmem_require_live(__func__);
     /* BEGIN SOLUTION (Signals): put the data, then update the signal so that the data is visible first */
     tshmem_putmem(dest, source, nbytes, pe);
     tshmem_signal_op(sig_addr, signal, sig_op, pe);
@@ -56,6 +57,7 @@ void tshmem_putmem_signal(void *dest, const void *source, size_t nbytes, uint64_
 void tshmem_putmem_signal_nbi(void *dest, const void *source, size_t nbytes, uint64_t *sig_addr,
                               uint64_t signal, int sig_op, int pe)
 {
+    tshmem_require_live(__func__);
     /* BEGIN SOLUTION (Signals): the non-blocking form: the signal must still follow the data */
     tshmem_putmem_signal(dest, source, nbytes, sig_addr, signal, sig_op, pe);
     /* END SOLUTION */

@@ -118,12 +118,18 @@ __global__ void oneshot_allreduce_kernel(float *data, float *slots, uint64_t *fl
     int me = nvshmem_my_pe(), n = nvshmem_n_pes(), b = blockIdx.x, par = (int)(seq & 1);
     const size_t area = TG_AR_ONESHOT_MAX / sizeof(float); /* floats of one PE's slot */
     size_t at = (size_t)b * per, len = count - at < per ? count - at : per;
-    /* BEGIN SOLUTION (One-shot allreduce for small buffers): put this block's slice into slot `me` of every other PE's landing area (the par half) with its flag set to seq, wait for every other PE's flag, then sum the n slices in PE order 0 .. n - 1 into data */
+    /* BEGIN SOLUTION (One-shot allreduce for small buffers): put this block's slice into slot `me` of every other PE's landing area (the par half), all of the puts first; then one fence and every peer's flag set to seq, and a quiet (data is rewritten below); wait for every other PE's flag, then sum the n slices in PE order 0 .. n - 1 into data */
     float *mine = slots + ((size_t)par * n + me) * area + at; /* where my slice lands on a peer */
-    for (int i = 1; i < n; i++) /* blocking puts: data may be overwritten once they return */
-        nvshmemx_putmem_signal_block(mine, data + at, len * sizeof(float),
-                                     slot_flag(flags, n, par, me, b), seq, NVSHMEM_SIGNAL_SET,
-                                     (me + i) % n);
+    for (int i = 1; i < n; i++) /* every peer's copy in flight at once */
+        nvshmemx_putmem_nbi_block(mine, data + at, len * sizeof(float), (me + i) % n);
+    __syncthreads(); /* every thread's part of every put is issued */
+    if (threadIdx.x == 0) {
+        __threadfence_system(); /* the block's stores over NVLink are visible, */
+        nvshmem_fence();        /* and any other transport's puts land, before the flags */
+        for (int i = 1; i < n; i++)
+            nvshmemx_signal_op(slot_flag(flags, n, par, me, b), seq, NVSHMEM_SIGNAL_SET, (me + i) % n);
+        nvshmem_quiet(); /* the puts have read data: it may be overwritten */
+    }
     for (int p = 0; p < n; p++)
         if (p != me) wait_flag(slot_flag(flags, n, par, p, b), seq);
     for (size_t i = threadIdx.x; i < len; i += blockDim.x) {
@@ -133,6 +139,30 @@ __global__ void oneshot_allreduce_kernel(float *data, float *slots, uint64_t *fl
         data[at + i] = sum;
     }
     /* END SOLUTION */
+}
+
+/* Provided: a plain launch where every block fits on the GPU at once (no block of either kernel
+ * waits for another block of its own PE: block b waits only for block b of other PEs, which
+ * signals before it waits), else nvshmemx_collective_launch, which says so when it cannot. A
+ * cooperative launch costs the host more per call, which a PyTorch step pays per bucket. */
+static void launch(const void *kernel, int blocks, int threads, void **args, cudaStream_t st)
+{
+    static int sms;
+    int per_sm = 0;
+    if (!sms) {
+        int dev;
+        TG_CUDA(cudaGetDevice(&dev));
+        TG_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    }
+    TG_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+    if (blocks <= per_sm * sms) {
+        TG_CUDA(cudaLaunchKernel(kernel, dim3(blocks), dim3(threads), args, 0, st));
+        return;
+    }
+    int rc = nvshmemx_collective_launch(kernel, dim3(blocks), dim3(threads), args, 0, st);
+    if (rc != 0)
+        tg_die("tg_allreduce", "nvshmemx_collective_launch of %d blocks of %d threads failed "
+               "(%d): the grid must fit on the GPU all at once", blocks, threads, rc);
 }
 
 void tg_allreduce_create(tg_allreduce_t *ar, size_t max_count, int ctas, int threads)
@@ -190,10 +220,7 @@ void tg_allreduce(tg_allreduce_t *ar, float *data, size_t count, cudaStream_t st
         int blocks = (int)((count + per - 1) / per);
         uint64_t seq = ++ar->seq;
         void *args[] = { &data, &ar->slots, &ar->slot_flags, &count, &per, &seq };
-        int rc = nvshmemx_collective_launch((const void *)oneshot_allreduce_kernel, dim3(blocks),
-                                            dim3(ar->threads), args, 0, st);
-        if (rc != 0)
-            tg_die(__func__, "nvshmemx_collective_launch of %d blocks failed (%d)", blocks, rc);
+        launch((const void *)oneshot_allreduce_kernel, blocks, ar->threads, args, st);
         return;
     }
     /* Segments and slices start at multiples of 4 floats, so float4 loads stay aligned. */
@@ -206,8 +233,5 @@ void tg_allreduce(tg_allreduce_t *ar, float *data, size_t count, cudaStream_t st
     chunk = chunk < min_chunk ? min_chunk : chunk;
     uint64_t seq = ++ar->seq;
     void *args[] = { &data, &ar->scratch, &ar->flags, &count, &seg, &per, &chunk, &seq };
-    int rc = nvshmemx_collective_launch((const void *)ring_allreduce_kernel, dim3(blocks),
-                                        dim3(ar->threads), args, 0, st);
-    if (rc != 0)
-        tg_die(__func__, "nvshmemx_collective_launch of %d blocks failed (%d)", blocks, rc);
+    launch((const void *)ring_allreduce_kernel, blocks, ar->threads, args, st);
 }

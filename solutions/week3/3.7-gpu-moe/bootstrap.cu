@@ -63,9 +63,31 @@ int tm_p2p_allowed(void)
     return !(v && strcmp(v, "0") != 0);
 }
 
+int tm_launch_collective = 0;
+
 void tm_launch(const void *kernel, int blocks, int threads, void **args, cudaStream_t st,
                const char *who)
 {
+    if (!tm_launch_collective && pes_per_gpu == 1) {
+        /* Room for every block at once on an idle GPU: a plain launch. Kernels of other streams
+         * may delay some blocks, never forever, so a block that waits for another PE still gets
+         * its answer; a cooperative launch would add its own cost to every call. */
+        static int sms;
+        int per_sm = 0;
+        if (!sms) {
+            int dev;
+            TM_CUDA(cudaGetDevice(&dev));
+            TM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        }
+        TM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+        if (blocks <= per_sm * sms) {
+            cudaError_t e = cudaLaunchKernel(kernel, dim3(blocks), dim3(threads), args, 0, st);
+            if (e != cudaSuccess)
+                tm_die(who, "the launch of %d blocks of %d threads failed: %s", blocks, threads,
+                       cudaGetErrorString(e));
+            return;
+        }
+    }
     int rc = nvshmemx_collective_launch(kernel, dim3(blocks), dim3(threads), args, 0, st);
     if (rc != 0)
         tm_die(who, "nvshmemx_collective_launch of %d blocks of %d threads failed (%d): a grid "

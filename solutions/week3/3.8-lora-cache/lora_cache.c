@@ -1,0 +1,848 @@
+/* lora_cache.c: a sharded cache of blobs (LoRA adapters) in the symmetric heap, shared by
+ * tenants, changed only with one-sided atomics, puts and gets.
+ *
+ * Chapter 3.8. Each key's home PE holds its directory entry and its blob (include/
+ * tshmem_lora_cache.h draws the layout). The protocol, in four rules:
+ *
+ *   1. A slot's reference word is (generation << 32) | count. count is 1 for the directory's
+ *      hold and one more per pin; a pin adds one by compare-and-swap only while the generation
+ *      is the one the directory named and count >= 1. Whoever takes count from 1 to 0 frees
+ *      the slot: generation + 1, owner 0, the tenant's usage - 1. A slot's bytes never change
+ *      while count >= 1.
+ *   2. A blob is written into a slot nobody else can see (claimed by CAS on its owner word,
+ *      count 0), completed (tshmem_quiet), and only then published: count := 1, then the
+ *      directory's `cur` := (generation, slot) by a store (insert) or a CAS (replace).
+ *      Copy, then swap: a reader holds the old slot or the new one, never a half-written one.
+ *   3. A tenant's slots at a home are counted by fetch-add on its usage word before it claims
+ *      one: a count past the quota is undone and the tenant's own CLOCK evicts an unpinned
+ *      entry of its own. Since the quotas sum to at most n_slots, a tenant under its quota
+ *      always finds a free slot.
+ *   4. Writers of a directory set (insert, evict) hold the set's lock word (CAS 0 -> PE + 1);
+ *      readers and replacements never lock.
+ *
+ * Why copy-then-swap and not a seqlock: a seqlock lets the writer change the bytes in place and
+ * makes the reader copy them out and check the sequence number afterwards, retrying if it
+ * moved. Our readers read in place (zero-copy, for the whole time they compute with the
+ * adapter), so the bytes must not change while anyone holds them: the writer takes a second
+ * slot. The price is that slot while readers finish, which is why each quota is at least 2.
+ */
+#define TSHMEM_CHAPTER "3.8"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tshmem_internal.h"
+#include "tshmem_lora_cache.h"
+
+#define CACHE_MAGIC 0x6c6f726163616368ull  /* "loracach" */
+#define TENANT_MAGIC 0x6c6f726174656e74ull /* "loratent" */
+
+/* The home's words, one layout on every PE (offsets into one tshmem_malloc block). */
+struct lc_entry {
+    uint64_t key;    /* 0: free */
+    uint64_t tenant; /* the owner + 1, written before cur */
+    uint64_t cur;    /* 0: no blob (being filled or evicted); else (gen << 32) | (slot + 1) */
+    uint64_t pad;
+};
+struct lc_set {
+    uint64_t lock; /* 0, or the writer's PE + 1 */
+    uint64_t pad[7];
+    struct lc_entry way[TSHMEM_LORA_WAYS];
+};
+struct lc_slot {
+    uint64_t ref;     /* (gen << 32) | count */
+    uint64_t owner;   /* 0: free; else tenant + 1 */
+    uint64_t key, version, length;
+    uint64_t clock;   /* CLOCK's bit: set by a pin, cleared by the hand */
+    uint64_t pad[2];
+};
+struct lc_tenant_words {
+    uint64_t usage; /* slots this tenant holds (or is claiming) at this home */
+    uint64_t hand;  /* its CLOCK hand over the home's slots */
+    uint64_t pad[6];
+};
+
+struct tshmem_lora_cache {
+    uint64_t magic;
+    int n_sets, n_slots, n_tenants, n_pes;
+    size_t slot_bytes;
+    int quota[TSHMEM_LORA_MAX_TENANTS];
+    char *region; /* symmetric */
+    size_t sets_off, slots_off, tenants_off, data_off;
+    char **near;  /* near[pe]: tshmem_ptr(region, pe), NULL off-node */
+};
+
+struct lc_pin {
+    int used, home, slot;
+    uint32_t gen;
+    uint64_t key;
+};
+struct tshmem_lora_tenant {
+    uint64_t magic;
+    tshmem_lora_cache_t *cache;
+    int id;
+    char err[512];
+    struct lc_pin pins[TSHMEM_LORA_MAX_PINS];
+};
+
+/* ---- Provided: addresses and one-sided words ------------------------------------------------ */
+static inline struct lc_set *set_at(const tshmem_lora_cache_t *c, int s)
+{
+    return (struct lc_set *)(c->region + c->sets_off) + s;
+}
+static inline struct lc_slot *slot_at(const tshmem_lora_cache_t *c, int i)
+{
+    return (struct lc_slot *)(c->region + c->slots_off) + i;
+}
+static inline struct lc_tenant_words *tw_at(const tshmem_lora_cache_t *c, int t)
+{
+    return (struct lc_tenant_words *)(c->region + c->tenants_off) + t;
+}
+static inline char *data_at(const tshmem_lora_cache_t *c, int i)
+{
+    return c->region + c->data_off + (size_t)i * c->slot_bytes;
+}
+/* The home's twin of a symmetric address, or NULL where tshmem_ptr does not reach. */
+static inline void *near_of(const tshmem_lora_cache_t *c, const void *sym, int home)
+{
+    char *n = c->near[home];
+    return n ? n + ((const char *)sym - c->region) : NULL;
+}
+/* Atomics on the home's words: direct where tshmem_ptr reaches, tshmem's otherwise. */
+static inline uint64_t w_load(const tshmem_lora_cache_t *c, uint64_t *w, int home)
+{
+    uint64_t *p = near_of(c, w, home);
+    return p ? __atomic_load_n(p, __ATOMIC_ACQUIRE) : tshmem_uint64_atomic_fetch(w, home);
+}
+static inline void w_store(const tshmem_lora_cache_t *c, uint64_t *w, uint64_t v, int home)
+{
+    uint64_t *p = near_of(c, w, home);
+    if (p)
+        __atomic_store_n(p, v, __ATOMIC_RELEASE);
+    else
+        tshmem_uint64_atomic_set(w, v, home);
+}
+static inline uint64_t w_fadd(const tshmem_lora_cache_t *c, uint64_t *w, uint64_t v, int home)
+{
+    uint64_t *p = near_of(c, w, home);
+    return p ? __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL)
+             : tshmem_uint64_atomic_fetch_add(w, v, home);
+}
+/* Returns the old value: the swap happened if it equals cond. */
+static inline uint64_t w_cas(const tshmem_lora_cache_t *c, uint64_t *w, uint64_t cond,
+                             uint64_t v, int home)
+{
+    uint64_t *p = near_of(c, w, home);
+    if (p) {
+        __atomic_compare_exchange_n(p, &cond, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        return cond;
+    }
+    return tshmem_uint64_atomic_compare_swap(w, cond, v, home);
+}
+static inline void put_bytes(const tshmem_lora_cache_t *c, void *sym, const void *src, size_t n,
+                             int home)
+{
+    void *p = near_of(c, sym, home);
+    if (p)
+        memcpy(p, src, n);
+    else
+        tshmem_putmem(sym, src, n, home);
+}
+static inline void get_bytes(const tshmem_lora_cache_t *c, void *dest, const void *sym, size_t n,
+                             int home)
+{
+    const void *p = near_of(c, sym, home);
+    if (p)
+        memcpy(dest, p, n);
+    else
+        tshmem_getmem(dest, sym, n, home);
+}
+
+/* A copy of a set's ways, or of a slot's header, in one go: word by word with atomic loads
+ * where tshmem_ptr reaches, one get otherwise (a round trip per word would be a dozen across
+ * nodes). The copy may mix moments (words change while it is taken): use it to find, then check
+ * with an atomic (a compare-and-swap names the value it expects). */
+static inline void load_ways(const tshmem_lora_cache_t *c, struct lc_set *set, int home,
+                             struct lc_entry *out)
+{
+    if (near_of(c, set, home)) {
+        for (int w = 0; w < TSHMEM_LORA_WAYS; w++) {
+            /* cur first: an insert stores key, tenant, then cur; seeing its cur, we see them */
+            out[w].cur = w_load(c, &set->way[w].cur, home);
+            out[w].tenant = w_load(c, &set->way[w].tenant, home);
+            out[w].key = w_load(c, &set->way[w].key, home);
+        }
+    } else {
+        tshmem_getmem(out, set->way, sizeof set->way, home);
+    }
+}
+static inline void load_header(const tshmem_lora_cache_t *c, struct lc_slot *sl, int home,
+                               struct lc_slot *out)
+{
+    if (near_of(c, sl, home)) {
+        out->ref = w_load(c, &sl->ref, home);
+        out->owner = w_load(c, &sl->owner, home);
+        out->key = w_load(c, &sl->key, home);
+        out->version = w_load(c, &sl->version, home);
+        out->length = w_load(c, &sl->length, home);
+        out->clock = w_load(c, &sl->clock, home);
+    } else {
+        tshmem_getmem(out, sl, sizeof *sl, home);
+    }
+}
+
+#define REF(gen, count) (((uint64_t)(gen) << 32) | (uint64_t)(count))
+#define REF_GEN(r) ((uint32_t)((r) >> 32))
+#define REF_COUNT(r) ((uint32_t)(r))
+#define CUR(gen, slot) (((uint64_t)(gen) << 32) | (uint64_t)((slot) + 1))
+#define CUR_GEN(c) ((uint32_t)((c) >> 32))
+#define CUR_SLOT(c) ((int)(uint32_t)(c) - 1)
+
+static inline uint64_t mix(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+static inline int home_of(const tshmem_lora_cache_t *c, uint64_t key)
+{
+    return (int)(mix(key) % (uint64_t)c->n_pes);
+}
+static inline int set_of(const tshmem_lora_cache_t *c, uint64_t key)
+{
+    return (int)((mix(key) / (uint64_t)c->n_pes) % (uint64_t)c->n_sets);
+}
+
+/* Provided: a refusal: the sentence goes into the handle, the code comes back. */
+__attribute__((format(printf, 4, 5))) static int refuse(tshmem_lora_tenant_t *t, int code,
+                                                        const char *func, const char *fmt, ...)
+{
+    int n = snprintf(t->err, sizeof t->err, "%s: PE %d, tenant %d: ", func, tshmem_g.my_pe,
+                     t->id);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n > 0 && (size_t)n < sizeof t->err)
+        vsnprintf(t->err + n, sizeof t->err - (size_t)n, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static void cache_check(const char *func, const tshmem_lora_cache_t *c)
+{
+    tshmem_require_live(func);
+    if (c == NULL || c->magic != CACHE_MAGIC)
+        tshmem_fail(func, "PE %d passed %p, which is not a live cache: pass what "
+                    "tshmem_lora_cache_create returned, before tshmem_lora_cache_destroy.",
+                    tshmem_g.my_pe, (const void *)c);
+}
+static void tenant_check(const char *func, const tshmem_lora_tenant_t *t)
+{
+    tshmem_require_live(func);
+    if (t == NULL || t->magic != TENANT_MAGIC)
+        tshmem_fail(func, "PE %d passed %p, which is not an open tenant handle: pass what "
+                    "tshmem_lora_tenant_open returned, before tshmem_lora_tenant_close.",
+                    tshmem_g.my_pe, (const void *)t);
+    cache_check(func, t->cache);
+}
+
+/* Provided: the set's writer lock (CAS 0 -> PE + 1; backs off while another PE holds it). */
+static inline void set_lock(const tshmem_lora_cache_t *c, struct lc_set *set, int home)
+{
+    struct tshmem_spin spin;
+    tshmem_spin_init(&spin, "tshmem_lora_cache (a directory set's lock)", &set->lock);
+    while (w_cas(c, &set->lock, 0, (uint64_t)tshmem_g.my_pe + 1, home) != 0)
+        tshmem_spin_pause(&spin);
+}
+static inline void set_unlock(const tshmem_lora_cache_t *c, struct lc_set *set, int home)
+{
+    tshmem_quiet(); /* what we wrote under the lock is complete before the lock is free */
+    w_store(c, &set->lock, 0, home);
+}
+
+/* ---- Create and destroy (provided) ---------------------------------------------------------- */
+tshmem_lora_cache_t *tshmem_lora_cache_create(const tshmem_lora_cache_config_t *cfg)
+{
+    const char *func = __func__;
+    tshmem_require_live(func);
+    int me = tshmem_g.my_pe;
+    if (cfg == NULL)
+        tshmem_fail(func, "PE %d passed config = NULL: fill a tshmem_lora_cache_config_t "
+                    "(n_sets, n_slots, slot_bytes, n_tenants, quota) and pass its address.", me);
+    if (cfg->n_sets < 1 || cfg->n_slots < 2 || cfg->slot_bytes < 1 || cfg->n_tenants < 1 ||
+        cfg->n_tenants > TSHMEM_LORA_MAX_TENANTS)
+        tshmem_fail(func, "PE %d passed n_sets = %d, n_slots = %d, slot_bytes = %zu, n_tenants "
+                    "= %d: n_sets and slot_bytes must be at least 1, n_slots at least 2, "
+                    "n_tenants 1 .. %d.", me, cfg->n_sets, cfg->n_slots, cfg->slot_bytes,
+                    cfg->n_tenants, TSHMEM_LORA_MAX_TENANTS);
+    tshmem_lora_cache_t *c = calloc(1, sizeof *c);
+    if (!c)
+        tshmem_fail(func, "PE %d: out of private memory for the cache's handle.", me);
+    long sum = 0;
+    for (int t = 0; t < cfg->n_tenants; t++) {
+        c->quota[t] = cfg->quota ? cfg->quota[t] : cfg->n_slots / cfg->n_tenants;
+        if (c->quota[t] < 2)
+            tshmem_fail(func, "PE %d: tenant %d's quota is %d slots: each tenant needs at least "
+                        "2 (a replacement writes into a second slot while readers hold the "
+                        "first). Give it more, or the cache more slots.", me, t, c->quota[t]);
+        sum += c->quota[t];
+    }
+    if (sum > cfg->n_slots)
+        tshmem_fail(func, "PE %d: the quotas add up to %ld slots, more than the %d slots of a "
+                    "home: a tenant under its quota must always find a free slot. Lower the "
+                    "quotas or raise n_slots.", me, sum, cfg->n_slots);
+    long long mine[5] = {cfg->n_sets, cfg->n_slots, (long long)cfg->slot_bytes, cfg->n_tenants,
+                         sum};
+    long long hi[5], lo[5];
+    MPI_Allreduce(mine, hi, 5, MPI_LONG_LONG, MPI_MAX, tshmem_g.comm);
+    MPI_Allreduce(mine, lo, 5, MPI_LONG_LONG, MPI_MIN, tshmem_g.comm);
+    for (int i = 0; i < 5; i++)
+        if (hi[i] != lo[i])
+            tshmem_fail(func, "PE %d passed a config whose %s differs from other PEs' (%lld to "
+                        "%lld): every PE must pass the same config.", me,
+                        (const char *[]){"n_sets", "n_slots", "slot_bytes", "n_tenants",
+                                         "quota sum"}[i], lo[i], hi[i]);
+    c->n_sets = cfg->n_sets;
+    c->n_slots = cfg->n_slots;
+    c->n_tenants = cfg->n_tenants;
+    c->n_pes = tshmem_g.n_pes;
+    c->slot_bytes = (cfg->slot_bytes + 63) & ~(size_t)63;
+    c->sets_off = 0;
+    c->slots_off = c->sets_off + (size_t)c->n_sets * sizeof(struct lc_set);
+    c->tenants_off = c->slots_off + (size_t)c->n_slots * sizeof(struct lc_slot);
+    c->data_off = c->tenants_off + (size_t)c->n_tenants * sizeof(struct lc_tenant_words);
+    size_t bytes = c->data_off + (size_t)c->n_slots * c->slot_bytes;
+    c->region = tshmem_align(64, bytes);
+    if (!c->region)
+        tshmem_fail(func, "PE %d: the symmetric heap has no room for the cache's %zu bytes "
+                    "(%d slots of %zu): set TSHMEM_SYMMETRIC_SIZE larger.", me, bytes,
+                    c->n_slots, c->slot_bytes);
+    memset(c->region, 0, c->data_off);
+    c->near = calloc((size_t)c->n_pes, sizeof *c->near);
+    if (!c->near)
+        tshmem_fail(func, "PE %d: out of private memory.", me);
+    for (int pe = 0; pe < c->n_pes; pe++)
+        c->near[pe] = tshmem_ptr(c->region, pe);
+    c->magic = CACHE_MAGIC;
+    tshmem_barrier_all(); /* every home's words are zero before anyone inserts */
+    return c;
+}
+
+void tshmem_lora_cache_destroy(tshmem_lora_cache_t *c)
+{
+    cache_check(__func__, c);
+    tshmem_free(c->region); /* a barrier first: nobody still reads the slots */
+    free(c->near);
+    c->magic = 0;
+    free(c);
+}
+
+int tshmem_lora_cache_home(const tshmem_lora_cache_t *c, uint64_t key)
+{
+    cache_check(__func__, c);
+    return home_of(c, key);
+}
+
+int tshmem_lora_cache_set(const tshmem_lora_cache_t *c, uint64_t key)
+{
+    cache_check(__func__, c);
+    return set_of(c, key);
+}
+
+int tshmem_lora_cache_n_tenants(const tshmem_lora_cache_t *c)
+{
+    cache_check(__func__, c);
+    return c->n_tenants;
+}
+
+tshmem_lora_tenant_t *tshmem_lora_tenant_open(tshmem_lora_cache_t *c, int tenant)
+{
+    cache_check(__func__, c);
+    if (tenant < 0 || tenant >= c->n_tenants)
+        tshmem_fail(__func__, "PE %d asked for tenant %d: this cache has tenants 0 .. %d.",
+                    tshmem_g.my_pe, tenant, c->n_tenants - 1);
+    tshmem_lora_tenant_t *t = calloc(1, sizeof *t);
+    if (!t)
+        tshmem_fail(__func__, "PE %d: out of private memory.", tshmem_g.my_pe);
+    t->magic = TENANT_MAGIC;
+    t->cache = c;
+    t->id = tenant;
+    return t;
+}
+
+const char *tshmem_lora_tenant_error(const tshmem_lora_tenant_t *t)
+{
+    tenant_check(__func__, t);
+    return t->err;
+}
+
+void tshmem_lora_cache_stats(tshmem_lora_cache_t *c, int home, tshmem_lora_home_stats_t *s)
+{
+    cache_check(__func__, c);
+    tshmem_check_pe(__func__, home);
+    memset(s, 0, sizeof *s);
+    for (int i = 0; i < c->n_sets; i++)
+        for (int w = 0; w < TSHMEM_LORA_WAYS; w++)
+            s->live_entries += w_load(c, &set_at(c, i)->way[w].cur, home) != 0;
+    for (int i = 0; i < c->n_slots; i++) {
+        uint64_t owner = w_load(c, &slot_at(c, i)->owner, home);
+        if (owner) {
+            s->used_slots++;
+            if (owner <= (uint64_t)c->n_tenants)
+                s->tenant_slots[owner - 1]++;
+        }
+        s->pinned_slots += REF_COUNT(w_load(c, &slot_at(c, i)->ref, home)) > 1;
+    }
+    for (int t = 0; t < c->n_tenants; t++)
+        s->tenant_usage[t] = (int)w_load(c, &tw_at(c, t)->usage, home);
+}
+
+/* ---- Slots: free, claim, CLOCK ------------------------------------------------------------- */
+/* Provided: the last holder lets a slot go (rule 1). ref is the word it took to 0. */
+static inline void free_slot(const tshmem_lora_cache_t *c, int home, int i, uint32_t gen)
+{
+    struct lc_slot *sl = slot_at(c, i);
+    uint64_t owner = w_load(c, &sl->owner, home);
+    w_store(c, &sl->ref, REF(gen + 1, 0), home); /* stale pinners now see another generation */
+    w_store(c, &sl->owner, 0, home);              /* claimable */
+    if (owner >= 1 && owner <= (uint64_t)c->n_tenants)
+        w_fadd(c, &tw_at(c, (int)owner - 1)->usage, (uint64_t)-1, home);
+}
+
+/* Drops one hold of slot i (a pin, or the directory's); frees it if that was the last. */
+static inline void release_slot(const tshmem_lora_cache_t *c, int home, int i)
+{
+    /* BEGIN SOLUTION (Pinning and reading): fetch-add -1 on the slot's reference word; if the count was 1, free_slot with its generation */
+    uint64_t old = w_fadd(c, &slot_at(c, i)->ref, (uint64_t)-1, home);
+    if (REF_COUNT(old) == 1)
+        free_slot(c, home, i, REF_GEN(old));
+    /* END SOLUTION */
+}
+
+static inline int find_way(const tshmem_lora_cache_t *c, struct lc_set *set, int home, uint64_t key)
+{
+    for (int w = 0; w < TSHMEM_LORA_WAYS; w++)
+        if (w_load(c, &set->way[w].key, home) == key)
+            return w;
+    return -1;
+}
+
+/* Takes entry (set, way) of key out of the directory if its blob is unpinned, with the set
+ * locked by the caller. Returns TSHMEM_LORA_OK, TSHMEM_LORA_EBUSY (pinned) or
+ * TSHMEM_LORA_ENOENT (no blob there now). */
+static inline int evict_locked(const tshmem_lora_cache_t *c, int home, struct lc_set *set, int way)
+{
+    /* BEGIN SOLUTION (Eviction: CLOCK over unpinned entries): read cur; a pinned slot (count above 1) is refused; CAS cur to 0, clear key and tenant, then release the directory's hold */
+    struct lc_entry *e = &set->way[way];
+    uint64_t cur = w_load(c, &e->cur, home);
+    if (cur == 0)
+        return TSHMEM_LORA_ENOENT;
+    int slot = CUR_SLOT(cur);
+    uint64_t ref = w_load(c, &slot_at(c, slot)->ref, home);
+    if (REF_GEN(ref) == CUR_GEN(cur) && REF_COUNT(ref) > 1)
+        return TSHMEM_LORA_EBUSY;
+    if (w_cas(c, &e->cur, cur, 0, home) != cur) /* a replacement came first */
+        return TSHMEM_LORA_EBUSY;
+    w_store(c, &e->tenant, 0, home);
+    w_store(c, &e->key, 0, home);
+    /* A pin that slipped in after our look still holds the slot: it lives until its unpin. */
+    release_slot(c, home, slot);
+    return TSHMEM_LORA_OK;
+    /* END SOLUTION */
+}
+
+/* CLOCK over tenant t's slots at home: evicts one of its unpinned entries, giving a second
+ * chance to those pinned since the hand last passed. 1 if it evicted one; 0 if none could go
+ * because its whole quota here is pinned; -1 if none could go now for a moment's reason (a slot
+ * of t being written or freed, count 0; another PE evicting the same one): try again. */
+static inline int clock_evict(const tshmem_lora_cache_t *c, int t, int home)
+{
+    /* BEGIN SOLUTION (Eviction: CLOCK over unpinned entries): two turns of the hand (fetch-add on the tenant's hand word): skip others' and free slots and pinned ones, clear a set CLOCK bit, else evict the slot's entry under its set's lock; none: 0 if quota[t] of t's slots are pinned (count them), else -1 (a moment's view: try again) */
+    struct lc_tenant_words *tw = tw_at(c, t);
+    int in_flight = 0;
+    for (int step = 0; step < 2 * c->n_slots + 1; step++) {
+        int i = (int)(w_fadd(c, &tw->hand, 1, home) % (uint64_t)c->n_slots);
+        struct lc_slot *sl = slot_at(c, i);
+        if (w_load(c, &sl->owner, home) != (uint64_t)t + 1)
+            continue;
+        uint64_t ref = w_load(c, &sl->ref, home);
+        in_flight |= REF_COUNT(ref) == 0;
+        if (REF_COUNT(ref) != 1) /* pinned, or being filled or freed */
+            continue;
+        if (w_load(c, &sl->clock, home)) {
+            w_store(c, &sl->clock, 0, home);
+            continue;
+        }
+        uint64_t key = w_load(c, &sl->key, home);
+        struct lc_set *set = set_at(c, set_of(c, key));
+        set_lock(c, set, home);
+        int w = find_way(c, set, home, key), done = 0;
+        if (w >= 0 && w_load(c, &set->way[w].tenant, home) == (uint64_t)t + 1 &&
+            CUR_SLOT(w_load(c, &set->way[w].cur, home)) == i)
+            done = evict_locked(c, home, set, w) == TSHMEM_LORA_OK;
+        set_unlock(c, set, home);
+        if (done)
+            return 1;
+    }
+    /* Nothing went: full of pins, or only a moment's view while other PEs insert and evict?
+     * Count the pins: refuse only when the tenant's whole quota here is pinned. */
+    int pinned = 0;
+    for (int i = 0; i < c->n_slots && !in_flight; i++)
+        pinned += w_load(c, &slot_at(c, i)->owner, home) == (uint64_t)t + 1 &&
+                  REF_COUNT(w_load(c, &slot_at(c, i)->ref, home)) >= 2;
+    return !in_flight && pinned >= c->quota[t] ? 0 : -1;
+    /* END SOLUTION */
+}
+
+/* A free slot for tenant t at home, within its quota: its number, its count still 0 (nobody
+ * sees it yet), or -1 with a refusal when every slot of its quota there is pinned. */
+static inline int claim_slot(tshmem_lora_tenant_t *tn, int home, const char *func, uint64_t key)
+{
+    /* BEGIN SOLUTION (Claiming a slot): fetch-add 1 on the tenant's usage at the home; past the quota: undo it and clock_evict (none: refuse EFULL) and try again; then CAS a free slot's owner from 0 to t + 1 */
+    const tshmem_lora_cache_t *c = tn->cache;
+    int t = tn->id;
+    struct lc_tenant_words *tw = tw_at(c, t);
+    struct tshmem_spin spin;
+    tshmem_spin_init(&spin, func, &tw->usage);
+    for (;;) {
+        uint64_t used = w_fadd(c, &tw->usage, 1, home);
+        if (used < (uint64_t)c->quota[t])
+            break;
+        w_fadd(c, &tw->usage, (uint64_t)-1, home);
+        int evicted = clock_evict(c, t, home);
+        if (evicted < 0) { /* others' inserts or unpins under way: they end, then look again */
+            tshmem_spin_pause(&spin);
+            continue;
+        }
+        if (evicted == 0) {
+            refuse(tn, TSHMEM_LORA_EFULL, func, "key %#llx: all %d slots of tenant %d's quota "
+                   "at home PE %d are pinned: unpin some, or raise the "
+                   "quota.", (unsigned long long)key, c->quota[t], t, home);
+            return -1;
+        }
+    }
+    /* The quotas sum to at most n_slots: a free slot exists, though others may take the first
+     * ones we look at. Start at a place of our own to meet fewer of them. */
+    for (int start = (tshmem_g.my_pe * 7) % c->n_slots;;) {
+        for (int k = 0; k < c->n_slots; k++) {
+            int i = (start + k) % c->n_slots;
+            if (w_load(c, &slot_at(c, i)->owner, home) == 0 &&
+                w_cas(c, &slot_at(c, i)->owner, 0, (uint64_t)t + 1, home) == 0)
+                return i;
+        }
+        tshmem_spin_pause(&spin);
+    }
+    /* END SOLUTION */
+}
+
+/* Provided: writes a claimed slot (rule 2: header and bytes, completed, then count 1) and
+ * returns the generation it is published under. */
+static inline uint32_t fill_slot(const tshmem_lora_cache_t *c, int home, int i, uint64_t key,
+                          uint64_t version, const void *blob, size_t length)
+{
+    struct lc_slot *sl = slot_at(c, i);
+    w_store(c, &sl->key, key, home);
+    w_store(c, &sl->version, version, home);
+    w_store(c, &sl->length, length, home);
+    w_store(c, &sl->clock, 1, home);
+    put_bytes(c, data_at(c, i), blob, length, home);
+    tshmem_quiet();
+    uint32_t gen = REF_GEN(w_load(c, &sl->ref, home));
+    w_store(c, &sl->ref, REF(gen, 1), home);
+    return gen;
+}
+
+/* Provided: the checks every call with a key and a blob starts with. */
+static int key_blob_check(tshmem_lora_tenant_t *t, const char *func, uint64_t key,
+                          const void *blob, size_t length)
+{
+    if (key == 0)
+        return refuse(t, TSHMEM_LORA_EINVAL, func, "key 0 is reserved (a free entry): use "
+                      "keys from 1.");
+    if (blob == NULL && length > 0)
+        return refuse(t, TSHMEM_LORA_EINVAL, func, "key %#llx: blob = NULL with length %zu.",
+                      (unsigned long long)key, length);
+    if (length > t->cache->slot_bytes)
+        return refuse(t, TSHMEM_LORA_E2BIG, func, "key %#llx: a blob of %zu bytes is larger "
+                      "than a slot (%zu bytes): create the cache with a larger slot_bytes, or "
+                      "split the adapter.", (unsigned long long)key, length,
+                      t->cache->slot_bytes);
+    return 0;
+}
+
+/* ---- Insert ---------------------------------------------------------------------------------- */
+int tshmem_lora_cache_insert(tshmem_lora_tenant_t *tn, uint64_t key, const void *blob,
+                             size_t length)
+{
+    const char *func = __func__;
+    tenant_check(func, tn);
+    int bad = key_blob_check(tn, func, key, blob, length);
+    if (bad)
+        return bad;
+    /* BEGIN SOLUTION (Inserting: claim an entry): claim_slot, fill_slot (version 1); lock the set; the key there already: give the slot back (another tenant's: EPERM naming the owner, else EEXIST); else a free way gets key, tenant, then cur; none free: EFULL; unlock */
+    const tshmem_lora_cache_t *c = tn->cache;
+    int home = home_of(c, key), t = tn->id;
+    struct lc_set *set = set_at(c, set_of(c, key));
+    int slot = claim_slot(tn, home, func, key);
+    if (slot < 0)
+        return TSHMEM_LORA_EFULL;
+    uint32_t gen = fill_slot(c, home, slot, key, 1, blob, length);
+    set_lock(c, set, home);
+    int w = find_way(c, set, home, key), code = TSHMEM_LORA_OK;
+    if (w >= 0) {
+        uint64_t owner = w_load(c, &set->way[w].tenant, home);
+        code = owner == (uint64_t)t + 1
+                   ? refuse(tn, TSHMEM_LORA_EEXIST, func, "key %#llx is in the cache already "
+                            "(home PE %d): replace it with tshmem_lora_cache_replace.",
+                            (unsigned long long)key, home)
+                   : refuse(tn, TSHMEM_LORA_EPERM, func, "key %#llx belongs to tenant %d: "
+                            "tenant %d may not insert it.", (unsigned long long)key,
+                            (int)owner - 1, t);
+    } else if ((w = find_way(c, set, home, 0)) < 0) {
+        code = refuse(tn, TSHMEM_LORA_EFULL, func, "key %#llx: its directory set at home PE %d "
+                      "is full (%d entries): evict a key of that set, or create the cache with "
+                      "more sets.", (unsigned long long)key, home, TSHMEM_LORA_WAYS);
+    } else {
+        struct lc_entry *e = &set->way[w];
+        w_store(c, &e->key, key, home);
+        w_store(c, &e->tenant, (uint64_t)t + 1, home);
+        w_store(c, &e->cur, CUR(gen, slot), home);
+    }
+    set_unlock(c, set, home);
+    if (code != TSHMEM_LORA_OK)
+        release_slot(c, home, slot); /* the directory's hold we gave it: count 1 -> 0, freed */
+    return code;
+    /* END SOLUTION */
+}
+
+/* ---- Pin, read, unpin ------------------------------------------------------------------------ */
+static struct lc_pin *find_pin(tshmem_lora_tenant_t *t, const tshmem_lora_ref_t *r)
+{
+    for (int i = 0; i < TSHMEM_LORA_MAX_PINS; i++) {
+        struct lc_pin *p = &t->pins[i];
+        if (p->used && p->home == r->home && p->slot == r->slot && p->gen == r->gen &&
+            p->key == r->key)
+            return p;
+    }
+    return NULL;
+}
+
+int tshmem_lora_cache_pin(tshmem_lora_tenant_t *tn, uint64_t key, tshmem_lora_ref_t *ref)
+{
+    const char *func = __func__;
+    tenant_check(func, tn);
+    if (ref == NULL)
+        return refuse(tn, TSHMEM_LORA_EINVAL, func, "key %#llx: ref = NULL: pass a "
+                      "tshmem_lora_ref_t to fill.", (unsigned long long)key);
+    struct lc_pin *rec = NULL;
+    for (int i = 0; i < TSHMEM_LORA_MAX_PINS && !rec; i++)
+        if (!tn->pins[i].used)
+            rec = &tn->pins[i];
+    if (!rec)
+        return refuse(tn, TSHMEM_LORA_EINVAL, func, "key %#llx: this handle holds %d pins "
+                      "already, the most it may: unpin some first.", (unsigned long long)key,
+                      TSHMEM_LORA_MAX_PINS);
+    /* BEGIN SOLUTION (Pinning and reading): copy the key's set (load_ways) and find its way (none or cur 0: MISS); another tenant's: EPERM naming the owner, before touching anything; CAS the slot's count up only if its generation is cur's and count >= 1 (guess count 1 first; else look again); check the header's key and owner after pinning (load_header); set the CLOCK bit if clear; fill ref (data = tshmem_ptr's twin, or NULL) */
+    const tshmem_lora_cache_t *c = tn->cache;
+    int home = home_of(c, key), t = tn->id;
+    struct lc_set *set = set_at(c, set_of(c, key));
+    struct tshmem_spin spin;
+    tshmem_spin_init(&spin, func, &set->way[0].cur);
+    for (;;) {
+        struct lc_entry ways[TSHMEM_LORA_WAYS];
+        load_ways(c, set, home, ways);
+        int w = 0;
+        while (w < TSHMEM_LORA_WAYS && ways[w].key != key)
+            w++;
+        if (w == TSHMEM_LORA_WAYS || ways[w].cur == 0)
+            return refuse(tn, TSHMEM_LORA_MISS, func, "key %#llx is not in the cache (home PE "
+                          "%d): insert it first.", (unsigned long long)key, home);
+        uint64_t cur = ways[w].cur, owner = ways[w].tenant;
+        if (owner == 0) { /* a copy taken while the way changed: look again */
+            tshmem_spin_pause(&spin);
+            continue;
+        }
+        if (owner != (uint64_t)t + 1)
+            return refuse(tn, TSHMEM_LORA_EPERM, func, "key %#llx belongs to tenant %d: "
+                          "tenant %d may not pin it.", (unsigned long long)key, (int)owner - 1,
+                          t);
+        int slot = CUR_SLOT(cur);
+        struct lc_slot *sl = slot_at(c, slot);
+        /* Guess the common case, count 1 (the directory's hold alone); the CAS tells the truth. */
+        uint64_t r = REF(CUR_GEN(cur), 1), seen;
+        while ((seen = w_cas(c, &sl->ref, r, r + 1, home)) != r &&
+               REF_GEN(seen) == CUR_GEN(cur) && REF_COUNT(seen) >= 1)
+            r = seen; /* other pins: add to their count */
+        if (seen != r) {
+            tshmem_spin_pause(&spin); /* replaced or freed meanwhile: look again */
+            continue;
+        }
+        /* Held: the slot's header and bytes are those of generation CUR_GEN(cur) and stay so. */
+        struct lc_slot h;
+        load_header(c, sl, home, &h);
+        if (h.key != key || h.owner != (uint64_t)t + 1) {
+            release_slot(c, home, slot);
+            continue;
+        }
+        if (!h.clock)
+            w_store(c, &sl->clock, 1, home);
+        ref->key = key;
+        ref->version = h.version;
+        ref->length = (size_t)h.length;
+        ref->home = home;
+        ref->slot = slot;
+        ref->gen = CUR_GEN(cur);
+        ref->data = near_of(c, data_at(c, slot), home);
+        break;
+    }
+    /* END SOLUTION */
+    *rec = (struct lc_pin){.used = 1, .home = ref->home, .slot = ref->slot, .gen = ref->gen,
+                           .key = key};
+    return TSHMEM_LORA_OK;
+}
+
+/* Provided: a reference must be one this handle pinned and has not unpinned. */
+static int ref_check(tshmem_lora_tenant_t *t, const char *func, const tshmem_lora_ref_t *r,
+                     struct lc_pin **pin)
+{
+    const tshmem_lora_cache_t *c = t->cache;
+    if (r == NULL)
+        return refuse(t, TSHMEM_LORA_EINVAL, func, "ref = NULL: pass a reference from "
+                      "tshmem_lora_cache_pin.");
+    if (r->home < 0 || r->home >= c->n_pes || r->slot < 0 || r->slot >= c->n_slots)
+        return refuse(t, TSHMEM_LORA_EINVAL, func, "key %#llx: home PE %d, slot %d is outside "
+                      "the cache (PEs 0 .. %d, slots 0 .. %d): the reference did not come from "
+                      "tshmem_lora_cache_pin; nothing was read or changed.",
+                      (unsigned long long)r->key, r->home, r->slot, c->n_pes - 1,
+                      c->n_slots - 1);
+    if ((*pin = find_pin(t, r)) == NULL)
+        return refuse(t, TSHMEM_LORA_EINVAL, func, "key %#llx (home PE %d, slot %d): tenant "
+                      "%d holds no pin of it (unpin without pin, a second unpin, or a reference "
+                      "that tshmem_lora_cache_pin did not give this handle): nothing was read or "
+                      "changed.", (unsigned long long)r->key, r->home, r->slot, t->id);
+    return 0;
+}
+
+int tshmem_lora_cache_unpin(tshmem_lora_tenant_t *tn, tshmem_lora_ref_t *ref)
+{
+    tenant_check(__func__, tn);
+    struct lc_pin *pin = NULL;
+    int bad = ref_check(tn, __func__, ref, &pin);
+    if (bad)
+        return bad;
+    pin->used = 0;
+    release_slot(tn->cache, ref->home, ref->slot);
+    ref->data = NULL;
+    return TSHMEM_LORA_OK;
+}
+
+int tshmem_lora_cache_read(tshmem_lora_tenant_t *tn, const tshmem_lora_ref_t *ref,
+                           size_t offset, void *dest, size_t nbytes)
+{
+    tenant_check(__func__, tn);
+    struct lc_pin *pin = NULL;
+    int bad = ref_check(tn, __func__, ref, &pin);
+    if (bad)
+        return bad;
+    if (offset > ref->length || nbytes > ref->length - offset || (dest == NULL && nbytes))
+        return refuse(tn, TSHMEM_LORA_EINVAL, __func__, "key %#llx: bytes %zu .. %zu are "
+                      "outside its blob of %zu bytes (or dest is NULL).",
+                      (unsigned long long)ref->key, offset, offset + nbytes, ref->length);
+    /* BEGIN SOLUTION (Pinning and reading): copy from the pinned slot: get_bytes from the slot's data at offset */
+    get_bytes(tn->cache, dest, data_at(tn->cache, ref->slot) + offset, nbytes, ref->home);
+    /* END SOLUTION */
+    return TSHMEM_LORA_OK;
+}
+
+void tshmem_lora_tenant_close(tshmem_lora_tenant_t *t)
+{
+    tenant_check(__func__, t);
+    for (int i = 0; i < TSHMEM_LORA_MAX_PINS; i++)
+        if (t->pins[i].used) {
+            t->pins[i].used = 0;
+            release_slot(t->cache, t->pins[i].home, t->pins[i].slot);
+        }
+    t->magic = 0;
+    free(t);
+}
+
+/* ---- Replace and evict ----------------------------------------------------------------------- */
+int tshmem_lora_cache_replace(tshmem_lora_tenant_t *tn, uint64_t key, const void *blob,
+                              size_t length)
+{
+    const char *func = __func__;
+    tenant_check(func, tn);
+    int bad = key_blob_check(tn, func, key, blob, length);
+    if (bad)
+        return bad;
+    /* BEGIN SOLUTION (Replacing: copy, then swap): pin the current blob (MISS: ENOENT; EPERM as pin says it); claim a second slot and fill it with version + 1; CAS the entry's cur from the old (gen, slot) to the new; on success release the directory's hold on the old slot, else free the new one and try again; unpin the old */
+    const tshmem_lora_cache_t *c = tn->cache;
+    int home = home_of(c, key), t = tn->id;
+    struct lc_set *set = set_at(c, set_of(c, key));
+    struct tshmem_spin spin;
+    tshmem_spin_init(&spin, func, &set->way[0].cur);
+    for (;;) {
+        tshmem_lora_ref_t old;
+        int rc = tshmem_lora_cache_pin(tn, key, &old);
+        if (rc == TSHMEM_LORA_MISS)
+            return refuse(tn, TSHMEM_LORA_ENOENT, func, "key %#llx is not in the cache (home "
+                          "PE %d): insert it instead.", (unsigned long long)key, home);
+        if (rc == TSHMEM_LORA_EPERM) {
+            int w = find_way(c, set, home, key);
+            int owner = w < 0 ? -1 : (int)w_load(c, &set->way[w].tenant, home) - 1;
+            return refuse(tn, rc, func, "key %#llx belongs to tenant %d: tenant %d may not "
+                          "replace it.", (unsigned long long)key, owner, t);
+        }
+        if (rc != TSHMEM_LORA_OK)
+            return rc;
+        int slot = claim_slot(tn, home, func, key);
+        if (slot < 0) {
+            tshmem_lora_cache_unpin(tn, &old);
+            return TSHMEM_LORA_EFULL;
+        }
+        uint32_t gen = fill_slot(c, home, slot, key, old.version + 1, blob, length);
+        int w = find_way(c, set, home, key);
+        uint64_t was = CUR(old.gen, old.slot);
+        int swapped = w >= 0 && w_cas(c, &set->way[w].cur, was, CUR(gen, slot), home) == was;
+        if (swapped)
+            release_slot(c, home, old.slot); /* the directory's hold on the old blob */
+        else
+            release_slot(c, home, slot);     /* another writer came first: ours never showed */
+        tshmem_lora_cache_unpin(tn, &old);   /* the last reader of the old blob frees it */
+        if (swapped)
+            return TSHMEM_LORA_OK;
+        tshmem_spin_pause(&spin);
+    }
+    /* END SOLUTION */
+}
+
+int tshmem_lora_cache_evict(tshmem_lora_tenant_t *tn, uint64_t key)
+{
+    const char *func = __func__;
+    tenant_check(func, tn);
+    if (key == 0)
+        return refuse(tn, TSHMEM_LORA_EINVAL, func, "key 0 is reserved (a free entry).");
+    /* BEGIN SOLUTION (Eviction: CLOCK over unpinned entries): lock the set; no such key: ENOENT; another tenant's: EPERM naming the owner; else evict_locked (EBUSY: a sentence, pinned); unlock */
+    const tshmem_lora_cache_t *c = tn->cache;
+    int home = home_of(c, key), t = tn->id;
+    struct lc_set *set = set_at(c, set_of(c, key));
+    set_lock(c, set, home);
+    int w = find_way(c, set, home, key), code;
+    uint64_t owner = w >= 0 ? w_load(c, &set->way[w].tenant, home) : 0;
+    if (w < 0)
+        code = refuse(tn, TSHMEM_LORA_ENOENT, func, "key %#llx is not in the cache (home PE "
+                      "%d): nothing to evict.", (unsigned long long)key, home);
+    else if (owner != (uint64_t)t + 1)
+        code = refuse(tn, TSHMEM_LORA_EPERM, func, "key %#llx belongs to tenant %d: tenant %d "
+                      "may not evict it.", (unsigned long long)key, (int)owner - 1, t);
+    else if ((code = evict_locked(c, home, set, w)) == TSHMEM_LORA_EBUSY)
+        refuse(tn, code, func, "key %#llx is pinned (home PE %d): it is evicted only once "
+               "every reader has unpinned it.", (unsigned long long)key, home);
+    else if (code == TSHMEM_LORA_ENOENT)
+        refuse(tn, code, func, "key %#llx is not in the cache (home PE %d; it is being "
+               "written): nothing to evict.", (unsigned long long)key, home);
+    set_unlock(c, set, home);
+    return code;
+    /* END SOLUTION */
+}
