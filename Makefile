@@ -40,7 +40,12 @@ empty :=
 space := $(empty) $(empty)
 base_root = $(if $(filter solutions,$(IMPL)),solutions,$(if $(filter stubs,$(IMPL)),build/stubs,.))
 src_root  = $(if $(filter $(call ch_id,$1),$(STUB)),build/stubs,$(if $(filter $(call ch_id,$1),$(REF)),solutions,$(base_root)))
-VARIANT   := $(IMPL)$(if $(strip $(REF)),+ref-$(subst $(space),-,$(strip $(REF))))$(if $(strip $(STUB)),+stub-$(subst $(space),-,$(strip $(STUB))))$(if $(SAN),+$(SAN))
+# MUTANT=2.2/oneshot-no-done: the reference (IMPL=solutions) with one predicted mistake, the
+# patch grader/chapters/2.2/mutants/oneshot-no-done.patch, applied to a copy of its chapter in
+# build/mutants/; only the files it patches compile again, the rest is the reference's objects
+# (`make mutants` runs every chapter's suite on each of them; grader/src/mutants.c).
+MUTANT  ?=
+VARIANT   := $(IMPL)$(if $(strip $(REF)),+ref-$(subst $(space),-,$(strip $(REF))))$(if $(strip $(STUB)),+stub-$(subst $(space),-,$(strip $(STUB))))$(if $(MUTANT),+mutant-$(subst /,-,$(MUTANT)))$(if $(SAN),+$(SAN))
 BUILD     := build/$(VARIANT)
 
 # ---- The chapters -------------------------------------------------------------------------------
@@ -120,6 +125,39 @@ ifeq ($(filter $(IMPL),learner solutions stubs),)
 $(error IMPL must be learner, solutions or stubs, not '$(IMPL)')
 endif
 
+# The mutant's chapter, patch and copy (MUTANT=X.Y/name; see VARIANT above). A patch names
+# files of its chapter in solutions/ (`diff -u` paths, applied as patch -p0 applies them), after
+# header lines that patch skips (mistake:, page:, expect:).
+ifneq ($(MUTANT),)
+MUT_ID    := $(firstword $(subst /, ,$(MUTANT)))
+MUT_NAME  := $(word 2,$(subst /, ,$(MUTANT)))
+MUT_PATCH := grader/chapters/$(MUT_ID)/mutants/$(MUT_NAME).patch
+MUT_CH    := $(filter $(MUT_ID):%,$(CHAPTERS) $(PY_CHAPTERS))
+MUT_DIR   := $(call ch_dir,$(MUT_CH))
+MUT_ROOT  := build/mutants/$(MUT_ID)-$(MUT_NAME)
+MUT_OBJ   := build/obj/mutant-$(MUT_ID)-$(MUT_NAME)$(subst =,_,$(subst /,_,$(subst $(space),,$(CFLAGS))))$(if $(SAN),-$(SAN))
+ifneq ($(IMPL),solutions)
+$(error MUTANT=$(MUTANT) is a mutant of the reference: add IMPL=solutions)
+endif
+ifeq ($(wildcard $(MUT_PATCH)),)
+$(error MUTANT=$(MUTANT): there is no $(MUT_PATCH) (MUTANT is CHAPTER/NAME, NAME.patch in the chapter's mutants/))
+endif
+ifeq ($(MUT_CH),)
+$(error MUTANT=$(MUTANT): chapter $(MUT_ID) is not one whose reference builds here (a CPU or Python chapter of the Makefile's lists))
+endif
+MUT_PATCHED := $(shell sed -n 's|^+++ \([^[:space:]]*\).*|\1|p' $(MUT_PATCH))
+ifeq ($(MUT_PATCHED),)
+$(error $(MUT_PATCH) holds no diff: write one with diff -u (paths solutions/$(MUT_DIR)/FILE))
+endif
+ifneq ($(filter-out solutions/$(MUT_DIR)/%,$(MUT_PATCHED)),)
+$(error $(MUT_PATCH) patches $(filter-out solutions/$(MUT_DIR)/%,$(MUT_PATCHED)): a mutant patches only its chapter's reference, solutions/$(MUT_DIR)/)
+endif
+MUT_SRC   := $(wildcard solutions/$(MUT_DIR)/*)
+MUT_COPY  := $(patsubst solutions/%,$(MUT_ROOT)/solutions/%,$(MUT_SRC))
+# What compiles again: the patched .c files; every .c of the chapter where it patches a header.
+MUT_C     := $(if $(filter %.h,$(MUT_PATCHED)),$(filter %.c,$(MUT_SRC)),$(filter %.c,$(MUT_PATCHED)))
+endif
+
 HEADERS      := $(wildcard include/*.h)
 SOLUTION_SRC := $(foreach c,$(CHAPTERS),$(wildcard solutions/$(call ch_dir,$c)/*.[ch]))
 GPU_SOLUTION_SRC := $(foreach c,$(GPU_CHAPTERS),$(wildcard solutions/$(call ch_dir,$c)/*.cu \
@@ -133,8 +171,11 @@ STUB_FILES   := $(patsubst solutions/%,build/stubs/%,$(SOLUTION_SRC) $(GPU_SOLUT
 src_tag      = $(if $(filter solutions,$(call src_root,$1)),solutions,$(if $(filter build/stubs,$(call src_root,$1)),stubs,learner))
 OBJ_KEY      := $(subst =,_,$(subst /,_,$(subst $(space),,$(CFLAGS))))$(if $(SAN),-$(SAN))
 obj_dir      = build/obj/$(call src_tag,$1)$(OBJ_KEY)
-LIB_OBJS     := $(foreach c,$(CHAPTERS),$(patsubst solutions/%.c,$(call obj_dir,$c)/%.o,\
-                  $(wildcard solutions/$(call ch_dir,$c)/*.c)))
+# A mutant's patched files compile into an object folder of its own; every other file is the
+# reference's object.
+obj_of       = $(if $(filter $2,$(MUT_C)),$(MUT_OBJ),$(call obj_dir,$1))/$(patsubst solutions/%.c,%.o,$2)
+LIB_OBJS     := $(foreach c,$(CHAPTERS),$(foreach f,$(wildcard solutions/$(call ch_dir,$c)/*.c),\
+                  $(call obj_of,$c,$f)))
 LIB          := $(BUILD)/lib/libtshmem.a
 # What a program linked with libtshmem needs besides: UCX (chapter 2.6's network), threads, libm.
 RT_LIBS      := -lucp -lucs -lpthread -lm
@@ -164,7 +205,7 @@ NEEDS_STUBS  := $(if $(or $(strip $(STUB)),$(filter stubs,$(IMPL))),$(STUB_FILES
 .PHONY: book check-book deps-book deps-torch
 .PHONY: gpu gpu-test gpu-bench gpu-check torch
 .PHONY: all help deps deps-hosts lib pe-programs bench-programs suites grader unit stubs \
-        check-stubs lint sanitize sanitize-unit $(WEEKS) test test-hosts \
+        check-stubs lint sanitize sanitize-unit $(WEEKS) test test-hosts mutants \
         clean print-build-dir print-chapters print-chapter print-warnings
 
 # Everything `grader test` and the dashboard use: your code's library and PE programs, the
@@ -181,6 +222,9 @@ help:
 	@echo "                    solutions/ and fail on each chapter's stub; check stub drift; the"
 	@echo "                    grader's unit and end-to-end tests (dashboard in tmux, watch);"
 	@echo "                    make lint, make sanitize-unit and make test-hosts"
+	@echo "  make mutants      each chapter's predicted mistakes, patched into the reference"
+	@echo "                    (grader/chapters/X.Y/mutants/), must be caught by its tests, by"
+	@echo "                    name and fast (MUTANTS=\"2.2\" narrows it; make test runs it)"
 	@echo "  make test-hosts   chapter 2.5 and tshrun -H across two machines made of network"
 	@echo "                    namespaces joined by a veth pair, ssh between them, then a Slurm"
 	@echo "                    cluster on them (salloc, sbatch, scancel; root; skipped, with the"
@@ -252,6 +296,26 @@ endef
 # object: the grader shows a learner's warnings on every run, not only on the run that compiled.
 $(foreach c,$(CHAPTERS),$(eval $(call chapter_rules,$c)))
 
+# A mutant: its chapter copied from solutions/ and patched (again whenever the patch or the
+# reference changes; the copy's files get the stamp's time, so that nothing else rebuilds).
+ifneq ($(MUTANT),)
+$(MUT_OBJ)/%.o: $(MUT_ROOT)/solutions/%.c $(HEADERS) $(MUT_ROOT)/.applied
+	@mkdir -p $(@D)
+	@echo "$(MPICC) ... -c $< -o $@"
+	@$(MPICC) $(CSTD) $(RT_CFLAGS) -fPIC $(WARN) $(INCLUDE) -c $< -o $@
+
+$(MUT_ROOT)/.applied: $(MUT_PATCH) $(MUT_SRC)
+	@rm -rf $(MUT_ROOT) && mkdir -p $(dir $(MUT_ROOT)/solutions/$(MUT_DIR)) && \
+	  cp -r solutions/$(MUT_DIR) $(dir $(MUT_ROOT)/solutions/$(MUT_DIR))
+	@patch -p0 -F0 -f -s --no-backup-if-mismatch --reject-file=- -d $(MUT_ROOT) \
+	  <$(MUT_PATCH) >$(MUT_ROOT).log 2>&1 || { cat $(MUT_ROOT).log; echo "make: $(MUT_PATCH)" \
+	  "no longer applies to solutions/$(MUT_DIR)/: write it again from the reference (diff -u)"; \
+	  rm -rf $(MUT_ROOT); exit 1; }
+	@touch $@ && touch -r $@ $(MUT_COPY)
+
+$(MUT_COPY): $(MUT_ROOT)/.applied ;
+endif
+
 # ---- PE-side test programs, linked against the variant's library ------------------------------
 pe-programs: $(PE_PROGS)
 
@@ -262,7 +326,8 @@ $(BUILD)/bin/pe_%: pe_%.c $(wildcard grader/pe/*.h grader/chapters/*/pe_*.h) $(H
 # ---- Chapter 3.6: the Python module tshmem (C extension + Python part) ----------------------
 # -fPIC above lets the static libtshmem go into this shared object. The module is compiled
 # without _POSIX_C_SOURCE on the command line: Python.h sets the feature macros itself.
-PY_SRC_DIR  := $(call src_root,$(PY_CHAPTERS))/$(call ch_dir,$(PY_CHAPTERS))
+PY_SRC_DIR  := $(if $(filter $(MUT_ID),$(call ch_id,$(PY_CHAPTERS))),$(MUT_ROOT)/solutions,$(call \
+               src_root,$(PY_CHAPTERS)))/$(call ch_dir,$(PY_CHAPTERS))
 PY_OUT      := $(BUILD)/python/tshmem
 TORCH_FILES := $(PY_OUT)/_tshmem.so $(PY_OUT)/__init__.py $(PY_OUT)/ddp.py
 NEEDS_PY_STUBS := $(if $(filter build/stubs/%,$(PY_SRC_DIR)),$(filter build/stubs/$(call \
@@ -270,7 +335,10 @@ NEEDS_PY_STUBS := $(if $(filter build/stubs/%,$(PY_SRC_DIR)),$(filter build/stub
 
 torch: $(TORCH_FILES)
 
-$(PY_OUT)/_tshmem.so: $(NEEDS_PY_STUBS) $(wildcard $(PY_SRC_DIR)/*.[ch]) $(HEADERS) $(LIB)
+PY_C_SRC    := $(if $(filter $(MUT_ID),$(call ch_id,$(PY_CHAPTERS))),$(filter %.c %.h,$(MUT_COPY)),\
+               $(wildcard $(PY_SRC_DIR)/*.[ch]))
+
+$(PY_OUT)/_tshmem.so: $(NEEDS_PY_STUBS) $(PY_C_SRC) $(HEADERS) $(LIB)
 	@mkdir -p $(@D)
 	@inc=$$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])') && \
 	  [ -f "$$inc/Python.h" ] || { echo "make torch: Python.h is missing: apt-get install" \
@@ -447,6 +515,15 @@ test: deps deps-book deps-hosts deps-torch
 	  wait $$site || status=1; cat $$site_log; \
 	  wait $$hosts; rc=$$?; cat $$hosts_log; [ $$rc -eq 0 ] || [ $$rc -eq 77 ] || status=1; \
 	  exit $$status
+
+# Every chapter's predicted mistakes (grader/chapters/X.Y/mutants/*.patch), each built as a
+# variant of the reference (MUTANT=X.Y/NAME) and caught by its suite, two side by side; make
+# test runs them in the selftest. MUTANTS="2.2 3.4" narrows it to those chapters.
+MUTANTS ?=
+mutants:
+	@$(MAKE) --no-print-directory -s $(PARALLEL) STRICT=1 grader suites
+	@$(MAKE) --no-print-directory -s $(PARALLEL) STRICT=1 IMPL=solutions lib
+	@$(GRADER) mutants $(MUTANTS)
 
 # Two machines on this one (tools/test-hosts): exit status 77 means skipped, with the reason.
 test-hosts: deps-hosts

@@ -252,8 +252,21 @@ static FILE *message(char **s, size_t *len, const struct pe_job *job) {
     return m;
 }
 
+/* A job that timed out after a PE reported a failed check: the check names the mistake, the
+   hang is its consequence (a PE that stopped checking left the others waiting). */
+static int job_has_fail(const struct pe_job *job) {
+    const char *rest;
+    FOR_LINES(job->output ? job->output : "", l, e)
+        if (pe_line(l, e, "FAIL", &rest) >= 0) return 1;
+    return 0;
+}
+
 static char *finish(FILE *m, char **s, const struct pe_job *job) {
-    char *digest = job->timed_out ? NULL : job_digest(job);
+    int fails_first = job->timed_out && job_has_fail(job);
+    char *digest = job->timed_out && !fails_first ? NULL : job_digest(job);
+    if (fails_first)
+        fprintf(m, "\nBefore it hung, a PE reported a failed check (the hang may follow from it):"
+                   "\n%s", digest);
     fprintf(m, "\n%s", job->timed_out ? job->hang_report ? job->hang_report : "" : digest);
     free(digest);
     fclose(m);

@@ -19,6 +19,7 @@ int cmd_list(const struct course *c, int argc, char **argv);
 int cmd_lists(const struct course *c, int argc, char **argv);
 int cmd_summary(const struct course *c, int argc, char **argv);
 int cmd_dashboard(const struct course *c, int argc, char **argv);
+int cmd_mutants(const struct course *c, int argc, char **argv); /* mutants.c */
 int selftest(const struct course *c, int argc, char **argv);
 
 #endif

@@ -76,7 +76,8 @@ static const struct command_help helps[] = {
      "session card (time spent, chapters passed, tests fixed, hints used during the session)\n"
      "and keeps it in your progress; status shows the open session so far.\n"},
     {"bench",
-     "usage: grader bench CHAPTER|all [--pes N] [--hosts H1,H2] [--quick] [--impl solutions]\n\n"
+     "usage: grader bench CHAPTER|all [--pes N] [--hosts H1,H2] [--quick] [--ref-deps]\n"
+     "                    [--impl solutions]\n\n"
      "Runs the chapter's benchmark, where it has one: your code, the reference and MPI in the\n"
      "same run, over message sizes from 8 B to 64 MiB (--quick: a few sizes up to 1 MiB). Prints\n"
      "a table per operation and size: latency (us) and bus bandwidth (GB/s) of each, and speed\n"
@@ -88,6 +89,9 @@ static const struct command_help helps[] = {
      "  --hosts H1,H2     run across these machines (tools/tshrun -H; README \"Two machines\"):\n"
      "                    chapter 2.5's off-node figures over a real network\n"
      "  --quick           a few sizes, seconds per chapter (make test runs this)\n"
+     "  --ref-deps        build yours with every earlier chapter from the reference, as\n"
+     "                    grader test --ref-deps does (your chapter's figures, when an earlier\n"
+     "                    one is not written)\n"
      "  --impl solutions  the reference and MPI only: nothing of yours is built or recorded\n"},
     {"list", "usage: grader list\n\nThe roadmap: every chapter, its folder, and whether it is "
              "available yet.\n"},
@@ -98,10 +102,24 @@ static const struct command_help helps[] = {
      "restate it between marker lines. --check says which file is out of date, --write rewrites\n"
      "them (tools/update-lists runs it), --paths prints the names of a chapter's places (its\n"
      "folder, page, suite, PE program, benchmark) as shell assignments.\n"},
+    {"mutants",
+     "usage: grader mutants [CHAPTER | CHAPTER/NAME ...]\n\n"
+     "For maintainers (make mutants; make test runs it). Each mistake a chapter's page predicts\n"
+     "is a patch of the reference, grader/chapters/X.Y/mutants/NAME.patch, whose header says\n"
+     "the mistake (mistake:), the page's section (page:) and what the failure must say\n"
+     "(expect:, one line or more). Each is built as a variant of the reference (make\n"
+     "MUTANT=X.Y/NAME IMPL=solutions: only the patched files compile) and the chapter's suite\n"
+     "runs on it, two mutants side by side, stopping at the first failed test: a mutant passes\n"
+     "when a test fails by a check, not by a timeout, with a message holding every expect:\n"
+     "fragment (each verdict shows how long the test took). A chapter needs at least\n"
+     "two. Mutants of chapters that cannot run here (GPUs, PyTorch) are skipped, one line\n"
+     "saying why (they must still apply). CHAPTER/NAME runs that mutant alone. Exit status 0\n"
+     "when every mutant was caught.\n"},
     {"selftest",
      "usage: grader selftest [CHAPTER ...]\n\n"
      "The course's own checks (what `make test` runs): every suite passes on solutions/ and\n"
-     "fails on each chapter's stub, the stubs are fresh, the grader's unit tests and its\n"
+     "fails on each chapter's stub, the stubs are fresh, every mutant of the reference (grader\n"
+     "mutants) is caught, the grader's unit tests and its\n"
      "end-to-end tests (commands, dashboard in tmux, watch mode) pass.\n"
      "With chapters (grader selftest 3.4): the course-wide checks and those chapters' only,\n"
      "without the benchmarks and the grader's own tests.\n"},

@@ -68,6 +68,8 @@ int main(int argc, char **argv)
                                                           : cmd_summary(&c, 0, NULL);
     else if (!strcmp(argv[1], "selftest"))
         rc = wants_help("selftest", argc - 2, argv + 2) ? 0 : selftest(&c, argc - 2, argv + 2);
+    else if (!strcmp(argv[1], "mutants"))
+        rc = wants_help("mutants", argc - 2, argv + 2) ? 0 : cmd_mutants(&c, argc - 2, argv + 2);
     for (int i = 0; rc < 0 && cmds[i].name; i++)
         if (!strcmp(argv[1], cmds[i].name))
             rc = cmds[i].fn(&c, argc - 2, argv + 2);

@@ -205,16 +205,17 @@ const char *make_jobs(void)
 
 int run_make(const struct course *c, const struct variant *v, const char *target, char **out)
 {
-    char impl[64], ref[160], stub[64], strict[16];
+    char impl[64], ref[160], stub[64], strict[16], mutant[128];
     snprintf(impl, sizeof impl, "IMPL=%s", v->impl);
+    snprintf(mutant, sizeof mutant, "MUTANT=%s", v->mutant);
     snprintf(ref, sizeof ref, "REF=%s", v->ref);
     snprintf(stub, sizeof stub, "STUB=%s", v->stub);
     snprintf(strict, sizeof strict, "STRICT=%d", v->strict);
-    char targets[512], *argv[18] = {"make", "-s",  "--no-print-directory", "--output-sync=target",
-                                    (char *)make_jobs(), impl, ref, stub, strict};
-    int n = 9;
+    char targets[512], *argv[19] = {"make", "-s",  "--no-print-directory", "--output-sync=target",
+                                    (char *)make_jobs(), impl, ref, stub, strict, mutant};
+    int n = 10;
     snprintf(targets, sizeof targets, "%s", target);
-    for (char *save = NULL, *t = strtok_r(targets, " ", &save); t && n < 17;
+    for (char *save = NULL, *t = strtok_r(targets, " ", &save); t && n < 18;
          t = strtok_r(NULL, " ", &save))
         argv[n++] = t;
     argv[n] = NULL;
@@ -364,7 +365,8 @@ static void suite_path(const struct course *c, const struct chapter *ch, char pa
 }
 
 static void run_suite(const struct course *c, const struct chapter *ch, const char *bindir,
-                      int share, struct chapter_run *out, const struct run_events *ev)
+                      int share, int fail_fast, struct chapter_run *out,
+                      const struct run_events *ev)
 {
     char report[] = "/tmp/tshmem-report-XXXXXX", suite[PATH_MAX], bin[PATH_MAX],
          e_root[sizeof "TSHMEM_ROOT=" + PATH_MAX], e_bin[sizeof "TSHMEM_TEST_BIN=" + PATH_MAX],
@@ -390,7 +392,7 @@ static void run_suite(const struct course *c, const struct chapter *ch, const ch
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     char jobs[32];
     snprintf(jobs, sizeof jobs, "--jobs=%ld", cores < 2 ? 2 : cores > 8 ? 8 : cores);
-    char *argv[] = {suite, jobs, NULL};
+    char *argv[] = {suite, jobs, fail_fast ? "--fail-fast" : NULL, NULL};
     struct report_reader rr = {.f = fd >= 0 ? fopen(report, "r") : NULL, .out = out, .ev = ev};
     pid_t pid = log_fd >= 0 ? spawn_in_root(c, argv, env, log_fd, 1) : -1;
     if (pid > 0)
@@ -512,7 +514,7 @@ int chapter_run(const struct course *c, const struct chapter *ch, const struct v
     if (!strcmp(v->impl, "learner"))
         out->warnings = learner_warnings(c, v);
     int stub = !strcmp(v->impl, "stubs") || strstr(v->stub, ch->id) != NULL;
-    run_suite(c, ch, dir, !stub, out, ev);
+    run_suite(c, ch, dir, !stub, v->fail_fast, out, ev);
     free(dir);
     return out->built && !out->interrupted && out->n > 0 && run_passed(out) == out->n ? 0 : -1;
 }

@@ -40,6 +40,9 @@ struct variant {
     char ref[128];    /* "1.1 1.2" */
     char stub[32];    /* "1.3" */
     int strict;       /* warnings are errors */
+    char mutant[96];  /* "2.2/oneshot-no-done": the reference with that predicted mistake
+                         (MUTANT=, grader/chapters/2.2/mutants/oneshot-no-done.patch) */
+    int fail_fast;    /* the suite stops at its first failed test (Criterion's --fail-fast) */
 };
 
 /* Called as a run goes: phase is "build" (total 0), then "run" (total = the suite's tests);

@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "lists.h"
+#include "mutants.h"
 #include "run.h"
 #include "util.h"
 
@@ -335,6 +336,71 @@ static double seconds_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* A chapter's predicted mistakes: at least two patches of its reference (grader mutants). */
+static void check_mutant_count(const struct course *c, const struct chapter *ch)
+{
+    struct mutant *list;
+    int n = mutants_of(c, ch, &list);
+    char what[200], detail[300];
+    free(list);
+    snprintf(what, sizeof what, "%s: at least two of its page's predicted mistakes are mutants "
+             "(grader/chapters/%s/mutants/)", ch->id, ch->id);
+    snprintf(detail, sizeof detail, "    it has %d: write each as NAME.patch, a diff -u of the "
+             "reference after mistake:, page: and expect: lines (MAINTAINING.md, \"Mutants\")", n);
+    check(n >= 2, what, detail);
+}
+
+struct mutant_phase {
+    int caught;
+};
+
+static void mutant_verdict(void *ctx, const struct mutant *m, const struct mutant_verdict *v)
+{
+    struct mutant_phase *p = ctx;
+    char what[400];
+    if (v->caught)
+        snprintf(what, sizeof what, "%s mutant %s is caught by %s (%.1f s)", m->ch->id, m->name,
+                 v->test, v->seconds);
+    else
+        snprintf(what, sizeof what, "%s mutant %s is caught: %.300s", m->ch->id, m->name,
+                 m->mistake[0] ? m->mistake : m->path);
+    check(v->caught, what, v->detail);
+    p->caught += v->caught;
+}
+
+/* Every wanted chapter's mutants, two side by side; a chapter that cannot run here says so. */
+static void mutant_checks(const struct course *c, const struct chapter *const *wanted, int n)
+{
+    struct mutant *all = NULL;
+    int total = 0;
+    for (int i = 0; i < n; i++) {
+        struct mutant *list;
+        int k = mutants_of(c, wanted[i], &list);
+        char *why = k ? mutants_skip_reason(c, wanted[i]) : NULL;
+        struct mutant *more = why || !k ? NULL : realloc(all, sizeof *all * (size_t)(total + k));
+        if (why) {
+            printf("  skip  %s: %d mutants not run: %s\n", wanted[i]->id, k, why);
+            skipped++;
+            for (int j = 0; j < k; j++) { /* they must still apply to the reference */
+                char *stale = mutant_stale(c, &list[j]), what[300];
+                snprintf(what, sizeof what, "%s mutant %s still applies to the reference",
+                         wanted[i]->id, list[j].name);
+                check(!stale, what, stale);
+                free(stale);
+            }
+        } else if (more) {
+            all = more;
+            memcpy(all + total, list, sizeof *list * (size_t)k);
+            total += k;
+        }
+        free(why);
+        free(list);
+    }
+    struct mutant_phase p = {0};
+    mutants_run(c, all, total, 2, mutant_verdict, &p);
+    free(all);
+}
+
 /* One chapter's checks: its page, its files, then its suite on the reference and on its stub. */
 static void chapter_checks(const struct course *c, const struct chapter *ch)
 {
@@ -346,6 +412,7 @@ static void chapter_checks(const struct course *c, const struct chapter *ch)
     check_command(c, what, (char *[]){"tools/check-book", src, (char *)ch->book, NULL});
     check_chapter_files(c, ch);
     no_scaffold_left(c, ch);
+    check_mutant_count(c, ch);
     if (ch->requires[0] || suite_has_tests(c, ch)) {
         grade(c, ch, "");
         grade(c, ch, ch->id);
@@ -415,6 +482,9 @@ int selftest(const struct course *c, int argc, char **argv)
     double t_chapters = seconds_now();
     for (int i = 0; i < n; i++)
         chapter_checks(c, wanted[i]);
+    double t_mutants = seconds_now();
+    printf("\nMutants: each predicted mistake, patched into the reference, is caught by name\n");
+    mutant_checks(c, wanted, n);
     double t_bench = seconds_now(), t_grader = t_bench;
     if (argc == 0) {
         printf("\nThe benchmarks, quick, on the reference\n");
@@ -426,10 +496,12 @@ int selftest(const struct course *c, int argc, char **argv)
             e2e_finish(e2e_scripts[i], &runs[i]);
     }
     double t_end = seconds_now();
-    printf("\nTime: course checks %.0f s, chapters %.0f s, benchmarks %.0f s, the grader %.0f s\n",
-           t_chapters - t_start, t_bench - t_chapters, t_grader - t_bench, t_end - t_grader);
+    printf("\nTime: course checks %.0f s, chapters %.0f s, mutants %.0f s, benchmarks %.0f s, "
+           "the grader %.0f s\n", t_chapters - t_start, t_mutants - t_chapters,
+           t_bench - t_mutants, t_grader - t_bench, t_end - t_grader);
     if (skipped)
-        printf("\n%d skipped: what needs GPUs and NVSHMEM this machine lacks (see the skip lines)",
+        printf("\n%d skipped: what needs GPUs and NVSHMEM, or PyTorch, that this machine lacks (see the "
+               "skip lines)",
                skipped);
     printf("\n%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

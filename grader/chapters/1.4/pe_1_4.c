@@ -50,10 +50,15 @@ static void signal_add_set(int argc, char **argv)
         else
             tshmem_signal_op(sig, 1, TSHMEM_SIGNAL_ADD, 0);
     }
+    /* After the barrier every PE's K signals are complete: the total is read once, so that a
+     * signal that overwrites instead of adding shows as a wrong total, not as a wait that
+     * never ends. */
+    tshmem_barrier_all();
     if (me == 0) {
-        uint64_t total = tshmem_signal_wait_until(sig, TSHMEM_CMP_EQ, (uint64_t)n * K);
-        CHECK(total == (uint64_t)n * K, "signal total %llu, expected %llu",
-              (unsigned long long)total, (unsigned long long)n * K);
+        uint64_t total = tshmem_signal_fetch(sig);
+        CHECK(total == (uint64_t)n * K, "signal total %llu after %d PEs each signalled "
+              "TSHMEM_SIGNAL_ADD of 1 %d times, expected %llu: does ADD add, atomically?",
+              (unsigned long long)total, n, K, (unsigned long long)n * K);
         for (int pe = 0; pe < n; pe++)
             CHECK(data[pe] == pe + 1, "put_signal ADD from PE %d: data byte is %d, expected %d",
                   pe, data[pe], pe + 1);
