@@ -399,7 +399,9 @@ static void run_suite(const struct course *c, const struct chapter *ch, const ch
         wait_child(pid, 1, report_tick, &rr);
     report_tick(&rr);
     out->interrupted = grader_stop != 0;
-    if (out->interrupted)
+    /* Stopped, or ended at its first failure (--fail-fast: Criterion kills the workers that still
+       run, and their jobs outlive them): nothing of the run may go on. */
+    if (out->interrupted || fail_fast)
         sweep_run(strchr(e_tag, '=') + 1);
     if (rr.f)
         fclose(rr.f);
