@@ -226,7 +226,7 @@ help:
 	@echo "                    (grader/chapters/X.Y/mutants/), must be caught by its tests, by"
 	@echo "                    name and fast (MUTANTS=\"2.2\" narrows it; make test runs it)"
 	@echo "  make test-hosts   chapter 2.5 and tshrun -H across two machines made of network"
-	@echo "                    namespaces joined by a veth pair, ssh between them, then a Slurm"
+	@echo "                    namespaces joined by a veth pair, ssh between them, and a Slurm "
 	@echo "                    cluster on them (salloc, sbatch, scancel; root; skipped, with the"
 	@echo "                    reason, where namespaces are not allowed; make test runs it);"
 	@echo "                    BENCH=1 adds grader bench 2.5 over the link"
