@@ -357,7 +357,7 @@ $(BUILD)/bin/pe_3_6 $(BUILD)/bin/bench_3_6: $(TORCH_FILES)
 # ---- Chapter benchmarks, linked against the variant's library -------------------------------
 bench-programs: $(BENCH_PROGS)
 
-$(BUILD)/bin/bench_%: bench_%.c grader/bench/bench.h $(HEADERS) $(LIB)
+$(BUILD)/bin/bench_%: bench_%.c $(wildcard grader/bench/*.h) $(HEADERS) $(LIB)
 	@mkdir -p $(@D)
 	$(MPICC) $(CSTD) $(RT_CFLAGS) $(WARN) $(INCLUDE) -Igrader/bench $< $(LIB) $(RT_LIBS) -o $@
 
@@ -427,7 +427,7 @@ SAN_CHAPTERS  ?= all
 # (an ASan build of 3.6's module cannot even be imported by Debian's Python).
 SAN_IDS       = $(foreach c,$(CHAPTERS),$(call ch_id,$c))
 SAN_NOT       = $(foreach c,$(PY_CHAPTERS) $(GPU_CHAPTERS),$(call ch_id,$c))
-TSAN_CHAPTERS ?= 2.4 2.5
+TSAN_CHAPTERS ?= 2.4 2.5 2.6
 SAN_IMPL      = $(if $(filter solutions,$(IMPL)),--impl solutions)
 SAN_ENV       = TSHMEM_TEST_TIMEOUT_SCALE=4 \
                 ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:detect_stack_use_after_return=0 \

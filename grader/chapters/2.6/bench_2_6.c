@@ -26,12 +26,12 @@
  *              operation, counted in our time: see done_signal)
  *   allreduce  float sum on WORLD (the selector); impl=mpi: MPI_Allreduce
  *   fcollect   tshmem_fcollectmem on WORLD, bytes per PE; impl=mpi: MPI_Allgather
- * and, on PE 0 after the rest, ucx_perftest (ucx-utils) between two processes of this machine
+ * and, on PE 0 once every PE has finalized, ucx_perftest (ucx-utils) between two processes of this machine
  * on the same UCX transport: 8-byte put latency and 1 MiB put bandwidth, the engine's ceiling.
  */
 #include <unistd.h>
 
-#include "bench.h"
+#include "bench_pair.h"
 #include "tshmem_internal.h" /* white box: both networks in one job */
 
 struct ctx {
@@ -58,34 +58,17 @@ static void use_network(int ucx)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-static int in_pair(const struct ctx *c) { return c->me == 0 || c->me == c->peer; }
-
 static void run_pingpong(void *p, int iter)
 {
     struct ctx *c = p;
-    if (!in_pair(c))
-        return;
-    uint64_t seq = (uint64_t)iter + 1;
-    if (c->me == 0) {
-        tshmem_putmem_signal(c->buf, c->msg, c->bytes, &c->sig[0], seq, TSHMEM_SIGNAL_SET, c->peer);
-        tshmem_signal_wait_until(&c->sig[1], TSHMEM_CMP_GE, seq);
-    } else {
-        tshmem_signal_wait_until(&c->sig[0], TSHMEM_CMP_GE, seq);
-        tshmem_putmem_signal(c->buf, c->msg, c->bytes, &c->sig[1], seq, TSHMEM_SIGNAL_SET, 0);
-    }
+    bench_pair_pingpong(c->buf, c->msg, c->bytes, c->sig, c->me, c->peer, iter);
 }
 
 static void run_mpi_pingpong(void *p, int iter)
 {
     (void)iter;
     struct ctx *c = p;
-    if (c->me == 0) {
-        MPI_Send(c->msg, (int)c->bytes, MPI_BYTE, c->peer, 0, MPI_COMM_WORLD);
-        MPI_Recv(c->msg, (int)c->bytes, MPI_BYTE, c->peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    } else if (c->me == c->peer) {
-        MPI_Recv(c->msg, (int)c->bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        MPI_Send(c->msg, (int)c->bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
-    }
+    bench_pair_mpi_pingpong(c->msg, c->bytes, c->me, c->peer);
 }
 
 /* The target of a put, get or atomic waits in tshmem for PE 0's word that says it is done, not
@@ -319,6 +302,14 @@ int main(int argc, char **argv)
     MPI_Win_unlock_all(c.win);
     MPI_Win_free(&c.win);
     use_network(1); /* finalize stops UCX, then the proxy */
+    MPI_Barrier(MPI_COMM_WORLD);
+    tshmem_finalize();
+    free(c.msg);
+    free(c.msrc);
+    free(c.mdst);
+    MPI_Finalize();
+    /* The ceiling, alone on the machine: every PE has ended its networks and MPI, so no
+     * thread of ours spins beside ucx_perftest's two processes. */
     if (me == 0 && tcp) {
         double lat = perftest("ucp_put_lat", 8, o.quick ? 2000 : 20000, 0);
         double bw = perftest("ucp_put_bw", 1 << 20, o.quick ? 200 : 2000, 1);
@@ -330,11 +321,5 @@ int main(int argc, char **argv)
                    "MB/s, ours (put + quiet) %.0f MB/s: %.2fx\n", lat, pp8, pp8 > 0 ? lat / pp8 : 0,
                    bw, put1m, bw > 0 ? put1m / bw : 0);
     }
-    MPI_Barrier(MPI_COMM_WORLD);
-    tshmem_finalize();
-    free(c.msg);
-    free(c.msrc);
-    free(c.mdst);
-    MPI_Finalize();
     return 0;
 }

@@ -2,10 +2,15 @@
  * 2.5 (pe_2_4, pe_2_5) run on this network too, from the suite; here:
  *   network WANT   which network the job took (ucx or proxy, as WANT says), then each kind of
  *                  off-node call once with a known answer: put, get, signal SET and ADD, and
- *                  every atomic (fetch, set, add, fetch-add, swap, compare-swap both ways)
+ *                  every atomic (fetch, set, add, fetch-add, swap, compare-swap both ways),
+ *                  then 200 puts of 64 KiB with no quiet between them (12.5 MiB: more than the
+ *                  network's copies hold at once, so they are reused while puts are in flight)
  */
 #include "pe_test.h"
 #include "tshmem_internal.h" /* white box: which network carries the off-node calls */
+
+/* The PE that puts to `me` (its `to`). */
+static int from_pe(int me, int per, int n) { return (me - per + n) % n; }
 
 static void network(int argc, char **argv)
 {
@@ -55,6 +60,29 @@ static void network(int argc, char **argv)
     got = tshmem_uint64_atomic_fetch(w, to);
     CHECK(got == 42, "atomic_fetch after a compare_swap that should have stored 42 returned "
           "%llu", (unsigned long long)got);
+    STEP("200 puts of 64 KiB to PE %d, then quiet", to);
+    enum { SLOTS = 16, PUTS = 200 };
+    size_t big = 64 << 10;
+    unsigned char *slots = tshmem_malloc(SLOTS * big), *one = malloc(big);
+    for (int i = 0; i < PUTS; i++) { /* slot i % SLOTS: the last SLOTS puts stay */
+        for (size_t j = 0; j < big; j++)
+            one[j] = pattern(me * PUTS + i, j, 3);
+        tshmem_putmem(slots + (size_t)(i % SLOTS) * big, one, big, to);
+    }
+    tshmem_quiet();
+    tshmem_barrier_all();
+    for (int i = PUTS - SLOTS; i < PUTS; i++)
+        for (size_t j = 0; j < big; j++)
+            CHECK_OR_STOP(slots[(size_t)(i % SLOTS) * big + j] == pattern(from_pe(me, per, n) *
+                          PUTS + i, j, 3), "after PE %d's 200 puts of 64 KiB and its quiet, byte "
+                          "%zu of slot %d is %u, expected %u from its put %d (a put's bytes must "
+                          "be the source's at the time of the call, whatever came after)",
+                          from_pe(me, per, n), j, i % SLOTS,
+                          slots[(size_t)(i % SLOTS) * big + j],
+                          pattern(from_pe(me, per, n) * PUTS + i, j, 3), i);
+    tshmem_barrier_all();
+    tshmem_free(slots);
+    free(one);
     STEP("signals to PE %d", to);
     tshmem_signal_op(&words[n], 7, TSHMEM_SIGNAL_SET, to);
     tshmem_signal_op(&words[n], 5, TSHMEM_SIGNAL_ADD, to);

@@ -83,6 +83,72 @@ ucp_request_param_t tshmem_ucx_detached_param(void)
                                  .cb.send = detached_done};
 }
 
+/* The copies of tshmem_ucx_bounce: a ring of BOUNCE_BYTES, taken at its head in posting order
+ * and given back at its tail as the puts end (in any order: a copy whose put ended waits, done,
+ * until those before it end too). Each copy starts with a header and takes a multiple of 64
+ * bytes; a copy that does not fit before the ring's end starts again at its beginning, behind a
+ * header that covers the rest. All under tshmem_ucx.lock (the callbacks run in progress). */
+#define BOUNCE_BYTES (8u << 20)
+struct bounce_hdr {
+    uint32_t len; /* header included */
+    uint32_t done;
+};
+static char *bounce_ring;
+static uint64_t bounce_head, bounce_tail; /* bytes taken and given back, ever */
+
+static void bounce_give_back(void *copy)
+{
+    struct bounce_hdr *h = (struct bounce_hdr *)copy - 1;
+    h->done = 1;
+    while (bounce_tail != bounce_head) {
+        h = (struct bounce_hdr *)(bounce_ring + bounce_tail % BOUNCE_BYTES);
+        if (!h->done)
+            break;
+        bounce_tail += h->len;
+    }
+}
+
+void *tshmem_ucx_bounce(const void *source, size_t nbytes)
+{
+    if (!tshmem_ucx.helper || nbytes > TSHMEM_UCX_BOUNCE_MAX)
+        return NULL;
+    if (!bounce_ring && !(bounce_ring = malloc(BOUNCE_BYTES)))
+        return NULL;
+    uint32_t need = (uint32_t)((sizeof(struct bounce_hdr) + nbytes + 63) & ~(size_t)63);
+    uint64_t at = bounce_head % BOUNCE_BYTES;
+    if (at + need > BOUNCE_BYTES) { /* the rest of the ring is skipped, as one done copy */
+        uint32_t rest = (uint32_t)(BOUNCE_BYTES - at);
+        if (bounce_head + rest + need - bounce_tail > BOUNCE_BYTES)
+            return NULL;
+        *(struct bounce_hdr *)(bounce_ring + at) = (struct bounce_hdr){rest, 1};
+        bounce_head += rest;
+        at = 0;
+    }
+    if (bounce_head + need - bounce_tail > BOUNCE_BYTES)
+        return NULL;
+    struct bounce_hdr *h = (struct bounce_hdr *)(bounce_ring + at);
+    *h = (struct bounce_hdr){need, 0};
+    bounce_head += need;
+    memcpy(h + 1, source, nbytes);
+    return h + 1;
+}
+
+static void bounce_done(void *request, ucs_status_t status, void *copy)
+{
+    if (status != UCS_OK && tshmem_ucx.failed == UCS_OK)
+        tshmem_ucx.failed = status;
+    bounce_give_back(copy);
+    ucp_request_free(request);
+}
+
+ucp_request_param_t tshmem_ucx_bounce_param(void *copy)
+{
+    return (ucp_request_param_t){.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                                 UCP_OP_ATTR_FIELD_USER_DATA |
+                                                 UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+                                 .cb.send = bounce_done, .user_data = copy};
+}
+
 void tshmem_ucx_detach(ucs_status_ptr_t ret, const char *func, const char *what, int pe)
 {
     if (UCS_PTR_IS_ERR(ret))
@@ -167,6 +233,9 @@ static void ucx_release(void)
     free(tshmem_ucx.ep);
     free(tshmem_ucx.rkey);
     free(tshmem_ucx.base);
+    free(bounce_ring);
+    bounce_ring = NULL;
+    bounce_head = bounce_tail = 0;
     tshmem_ucx.ep = NULL;
     tshmem_ucx.rkey = NULL;
     tshmem_ucx.base = NULL;
@@ -238,9 +307,12 @@ static int needs_target_help(void)
  * of ours is in UCX. Our own operations leave (a request UCX queued, a connection still being
  * made), and where the transport needs the target's help a PE that waits for a signal applies
  * the put that sets it itself. */
+static _Atomic uint64_t waited_ns; /* when a wait of this PE last progressed the worker */
+
 static int ucx_wait_turn(unsigned long turn)
 {
     (void)turn;
+    atomic_store_explicit(&waited_ns, tshmem_now_ns(), memory_order_relaxed);
     if (pthread_mutex_trylock(&tshmem_ucx.lock) != 0)
         return 0;
     unsigned n = progress_all();
@@ -248,12 +320,14 @@ static int ucx_wait_turn(unsigned long turn)
     return n > 0;
 }
 
-/* The helper thread: progresses the worker while the program computes. After some work it
+/* The helper thread: progresses the worker while the program computes (while the program waits
+ * in tshmem, its wait does it, and the helper naps STEP_ASIDE_NS at a time). After some work it
  * keeps looking, giving its core away between looks, for SPIN_NS; then it sleeps on the
  * worker's event descriptor (UCP_FEATURE_WAKEUP), which wakes it as soon as something arrives,
  * as a card's interrupt would. Without one (a context made without that feature) it sleeps
  * longer and longer, up to 200 us, so that an idle PE costs a few thousand wake-ups a second. */
 #define SPIN_NS 50000u
+#define STEP_ASIDE_NS 20000u
 static void *helper_main(void *arg)
 {
     (void)arg;
@@ -261,10 +335,23 @@ static void *helper_main(void *arg)
     unsigned sleeps = 0;
     tshmem_precise_sleeps();
     while (!atomic_load_explicit(&tshmem_ucx.stop, memory_order_acquire)) {
-        if (ucx_wait_turn(1)) {
-            last = tshmem_now_ns();
-            sleeps = 0;
+        /* A wait of the program progresses the worker already, at every turn: step aside, so
+         * that the two do not take turns with the lock (and, on a busy machine, with the
+         * core that the other PEs need). */
+        if (tshmem_now_ns() - atomic_load_explicit(&waited_ns, memory_order_relaxed) <
+            STEP_ASIDE_NS) {
+            struct timespec ts = {0, STEP_ASIDE_NS};
+            nanosleep(&ts, NULL);
             continue;
+        }
+        if (pthread_mutex_trylock(&tshmem_ucx.lock) == 0) {
+            unsigned n = progress_all();
+            pthread_mutex_unlock(&tshmem_ucx.lock);
+            if (n > 0) {
+                last = tshmem_now_ns();
+                sleeps = 0;
+                continue;
+            }
         }
         if (tshmem_now_ns() - last < SPIN_NS) {
             sched_yield();
