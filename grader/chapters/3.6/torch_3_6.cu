@@ -170,6 +170,17 @@ __global__ void ll_allreduce_kernel(float *data, unsigned long long *area, size_
 static void allreduce_on(float *data, size_t count, cudaStream_t st)
 {
     if (count && count * sizeof(float) <= ll_max && nvshmem_n_pes() > 1) {
+        /* After 2^32 - 1 calls the numbers would come round again, and a word last written
+         * 2^32 calls ago would pass for new: every PE (all reach this call) clears first. */
+        if (ll_seq == UINT32_MAX) {
+            size_t bytes = 2 * (size_t)nvshmem_n_pes() * TORCH_LL_WORDS * sizeof *ll_area;
+            TG_CUDA(cudaDeviceSynchronize());
+            nvshmem_barrier_all();
+            TG_CUDA(cudaMemset(ll_area, 0, bytes));
+            TG_CUDA(cudaDeviceSynchronize());
+            nvshmem_barrier_all();
+            ll_seq = 0;
+        }
         uint32_t seq = ++ll_seq;
         unsigned blocks = (unsigned)((count + TORCH_LL_THREADS - 1) / TORCH_LL_THREADS);
         ll_allreduce_kernel<<<blocks, TORCH_LL_THREADS, 0, st>>>(data, ll_area, count, seq);
