@@ -485,11 +485,12 @@ gpu-test: gpu
 gpu-bench: gpu
 	@$(foreach i,$(GPU_IDS),{ tools/gpu-test --chapter $i --impl $(IMPL) --bench || [ $$? -eq 77 ]; } && ) true
 
-# nvcc's compile of every GPU chapter's solution and stub, and of chapter 3.6's GPU module (make
-# test runs it; skipped, with the reason, where nvcc or the NVSHMEM headers are missing).
+# nvcc's compile of every GPU chapter's solution and stub, of chapter 3.6's GPU module and of
+# 3.8's GPU study (make test runs it; skipped, with the reason, where nvcc or NVSHMEM is missing).
 gpu-check: $(filter build/stubs/week3/%,$(STUB_FILES))
 	@tools/gpu-env --compile-only $(foreach c,$(GPU_CHAPTERS),solutions/$(call ch_dir,$c) build/stubs/$(call ch_dir,$c))
 	@tools/gpu-torch --compile-only
+	@tools/gpu-lora --compile-only
 
 # ---- The two commands of the README -----------------------------------------------------------
 # (what each week needs besides deps is in the chapter lists above)

@@ -11,7 +11,7 @@ backward would leave the PEs idle during backward and pay one call per parameter
   bucket starts that bucket's allreduce (tshmem.allreduce_start), while backward goes on to the
   earlier layers;
 - synchronize(), before the optimizer step, waits for the buckets, divides by the number of
-  PEs and points every parameter's .grad at its slot (no copy back).
+  PEs (the whole buffer at once) and points every parameter's .grad at its slot (no copy back).
 
 Buckets start in bucket order on every PE (a bucket that fills early waits for the ones before
 it): non-blocking collectives must start in the same order everywhere.
@@ -46,6 +46,10 @@ class DataParallel(torch.nn.Module):
                              f"allreduces can be in flight; raise bucket_bytes.")
         total = self.buckets[-1][1] if self.buckets else 0
         self.buffer = zeros((total,), self.dtype)  # collective: same size on every PE
+        # Each parameter's slot and each bucket's slice, as views made once: a view costs the
+        # host microseconds, and the hooks and synchronize() run every step.
+        self.slots = [self._slot(i) for i in range(len(self.params))]
+        self.bucket_views = [self.buffer[start:end] for start, end, _ in self.buckets]
         self.bucket_of = {i: k for k, (_, _, ids) in enumerate(self.buckets) for i in ids}
         self.events = []  # what happened in the last backward, in order (tests read it)
         self._same_start()
@@ -96,8 +100,8 @@ class DataParallel(torch.nn.Module):
         return hook
 
     def _grad_ready(self, i, grad):
-        raise NotImplementedError("not written yet (chapter 3.6, section \"The hook\"): copy the gradient into its slot, record (\"grad\", i), count it in its bucket, then start every bucket from next_start on that is full, in bucket order, recording (\"start\", k)")
+        raise NotImplementedError("not written yet (chapter 3.6, section \"The hook\"): copy the gradient into its slot (self.slots[i]), record (\"grad\", i), count it in its bucket, then start every bucket from next_start on that is full, in bucket order (its slice: self.bucket_views[k]), recording (\"start\", k)")
 
     def synchronize(self):
         """Before optimizer.step(): every gradient is the average over the PEs."""
-        raise NotImplementedError("not written yet (chapter 3.6, section \"Before the step\"): a parameter that got no gradient is a RuntimeError naming it; wait for every bucket in order, divide it by the number of PEs, record (\"wait\", k), and point each parameter's .grad at its slot")
+        raise NotImplementedError("not written yet (chapter 3.6, section \"Before the step\"): a parameter that got no gradient is a RuntimeError naming it; wait for every bucket in order, recording (\"wait\", k); then divide the whole buffer by the number of PEs (one call, not one per bucket) and point each parameter's .grad at its slot")

@@ -5,11 +5,12 @@ through DLPack kDLCUDA), peer views, the allreduce on PyTorch's stream, DataPara
 for 30 steps against one process (the CPU chapter's bound, u = 2^-24). Then, as bench lines,
 the allreduce against torch.distributed over NCCL and a training step against
 DistributedDataParallel over NCCL, each call timed alone (CUDA events, the slowest PE, the median
-of 30). On 1 GPU the allreduce of 3.3 has nothing to do
-(n_pes = 1 returns at once) and NCCL's is a local copy: the figures are then launch costs only.
+of 30; a step's of 90, in three rounds taking turns). On 1 GPU the allreduce of 3.3 has nothing
+to do (n_pes = 1 returns at once) and NCCL's is a local copy: the figures are then launch costs only.
 """
 import copy
 import os
+import time
 
 import torch
 import torch.distributed as dist
@@ -94,7 +95,7 @@ def train(me, n, steps=30):
 REPS, WARM = 30, 5
 
 
-def timed(fn, reps=REPS, lead_us=0):
+def timed(fn, reps=REPS, lead_us=0, raw=False):
     """Each call on its own: every PE idle and past a barrier, CUDA events around the call on
     PyTorch's current stream; per call the slowest PE's time, then the median of reps (and the
     least and the most), in microseconds. lead_us: the stream first sleeps that long on the GPU
@@ -102,7 +103,7 @@ def timed(fn, reps=REPS, lead_us=0):
     is then the GPU's alone, as in a training loop whose host runs ahead, and a one-float NCCL
     allreduce after the sleep lines the PEs' streams up (else the PEs' skew leaving the host
     barrier is in every small call's time); with 0 the host's cost of starting the call (Python,
-    the launch) is in it too."""
+    the launch) is in it too. raw: the per-call times themselves, unsorted (to pool rounds)."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times, align = [], torch.zeros(1, device="cuda")
     for r in range(WARM + reps):
@@ -118,21 +119,48 @@ def timed(fn, reps=REPS, lead_us=0):
             times.append(start.elapsed_time(end) * 1000.0)
     t = torch.tensor(times, dtype=torch.float64, device="cuda")
     dist.all_reduce(t, op=dist.ReduceOp.MAX)  # per call, the slowest PE
-    t = t.sort().values
-    return float(t[len(times) // 2]), float(t[0]), float(t[-1])
+    return t.tolist() if raw else stats(t.tolist())
 
 
-def line(op, impl, n, nbytes, us, bus=True):
+def stats(times):
+    """(median, least, most) of a list of times."""
+    t = sorted(times)
+    return t[len(t) // 2], t[0], t[-1]
+
+
+
+def host_split(phases, reps=REPS):
+    """The host's time in each phase of a call (perf_counter, this PE), with the GPU kept busy
+    by a 20 ms sleep queued first, so that no phase waits for the GPU and each time is what the
+    host spends enqueueing (Python, PyTorch's dispatch, the launches); a phase that waits for
+    the GPU shows up as milliseconds. Median of reps per phase, in microseconds."""
+    acc = [[] for _ in phases]
+    for r in range(WARM + reps):
+        ts.barrier_all()
+        torch.cuda._sleep(int(20000 * CYCLES_PER_US))
+        for j, (_, fn) in enumerate(phases):
+            t0 = time.perf_counter()
+            fn()
+            t1 = time.perf_counter()
+            if r >= WARM:
+                acc[j].append((t1 - t0) * 1e6)
+        torch.cuda.synchronize()
+    return [sorted(a)[len(a) // 2] for a in acc]
+
+
+def line(op, impl, n, nbytes, us, bus=True, iters=REPS):
     med, lo, hi = us
     alg = nbytes / med / 1e3 if bus else 0.0
-    print(f"bench op={op} impl={impl} pes={n} bytes={nbytes} iters={REPS} median_us={med:.1f} "
+    print(f"bench op={op} impl={impl} pes={n} bytes={nbytes} iters={iters} median_us={med:.1f} "
           f"min_us={lo:.1f} max_us={hi:.1f} algbw_GBps={alg:.2f} "
           f"busbw_GBps={alg * 2 * (n - 1) / n if n > 1 else alg:.2f}", flush=True)
 
 
+LL_BYTES = 1 << 20  # the module's LL path: calls up to 1 MiB (TORCH_LL_DEFAULT in torch_3_6.cu)
 CYCLES_PER_US = 2000  # about the SM clock in MHz of an H100 or H200 (only roughly needed)
 LEAD_US = 500     # an allreduce: its host side (Python, checks, the launch) takes tens of us
 STEP_LEAD_US = 4000  # a training step: PyTorch's host side launches dozens of kernels
+STEP_ROUNDS = 3
 
 
 def bench(me, n):
@@ -148,14 +176,22 @@ def bench(me, n):
     size = 4 << 10
     while size <= 256 << 20:
         mine, theirs = ts.zeros(size // 4), torch.zeros(size // 4, device="cuda")
-        for impl, fn in (("tshmem", lambda: ts.allreduce_(mine)),
-                         ("nccl", lambda: dist.all_reduce(theirs))):
+        # tshmem: the module as it is (the LL path up to LL_BYTES, then chapter 3.3's one shot
+        # and ring); up to 1 MiB also each path forced: tshmem_ll, tshmem_3.3 (the LL path off).
+        impls = [("tshmem", lambda: ts.allreduce_(mine), LL_BYTES)]
+        if size <= 1 << 20:
+            impls += [("tshmem_ll", lambda: ts.allreduce_(mine), 1 << 20),
+                      ("tshmem_3.3", lambda: ts.allreduce_(mine), 0)]
+        impls.append(("nccl", lambda: dist.all_reduce(theirs), LL_BYTES))
+        for impl, fn, ll in impls:
+            ts._C._ll(ll)
             us = timed(fn, lead_us=LEAD_US)
             host = timed(fn)
             if me == 0:
                 line("allreduce", impl, n, size, us)
                 print(f"# allreduce {impl} {size} bytes with the host's launch in the time: "
                       f"{host[0]:.1f} us (min {host[1]:.1f})", flush=True)
+        ts._C._ll(LL_BYTES)
         ts.free(mine)
         size *= 4
     # The allreduce's grid at the large sizes (the module's default is the first).
@@ -211,15 +247,46 @@ def bench(me, n):
     alone = mlp()
     o3 = torch.optim.SGD(alone.parameters(), lr=0.01)
     nbytes = sum(p.numel() * 4 for p in ours.parameters())
-    for impl, fn in (("tshmem", step_ours), ("nccl", step_theirs), ("none", step_alone)):
-        us = timed(fn, lead_us=STEP_LEAD_US)
-        host = timed(fn)
+    # A step from the host is noisy (Python, the allocator, the OS): three rounds, the three
+    # steps taking turns, 90 calls each pooled, so that a slow minute hits all three alike.
+    steps = (("tshmem", step_ours), ("nccl", step_theirs), ("none", step_alone))
+    pooled = {impl: ([], []) for impl, _ in steps}
+    for _ in range(STEP_ROUNDS):
+        for impl, fn in steps:
+            pooled[impl][0].extend(timed(fn, lead_us=STEP_LEAD_US, raw=True))
+            pooled[impl][1].extend(timed(fn, raw=True))
+    for impl, _ in steps:
+        us, host = stats(pooled[impl][0]), stats(pooled[impl][1])
         if me == 0 and impl != "none":
-            line("ddp_step", impl, n, nbytes, us, bus=False)
+            line("ddp_step", impl, n, nbytes, us, bus=False, iters=REPS * STEP_ROUNDS)
         if me == 0:
             print(f"# ddp_step {impl}: {us[0]:.1f} us (min {us[1]:.1f}); with the host's launch "
                   f"in the time {host[0]:.1f} us (min {host[1]:.1f})"
                   f"{' (no communication)' if impl == 'none' else ''}", flush=True)
+    # Where each step's host time goes (the GPU busy, so no phase waits for it).
+    state = {}
+
+    def fwd(model):
+        def f():
+            state["loss"] = F.mse_loss(model(x), y)
+        return f
+
+    def bwd():
+        state["loss"].backward()
+
+    splits = (("tshmem", [("zero_grad", lambda: None), ("forward", fwd(dp)), ("backward", bwd),
+                          ("synchronize", dp.synchronize), ("optimizer", o1.step)]),
+              ("nccl", [("zero_grad", o2.zero_grad), ("forward", fwd(theirs)),
+                        ("backward", bwd), ("synchronize", lambda: None),
+                        ("optimizer", o2.step)]),
+              ("none", [("zero_grad", o3.zero_grad), ("forward", fwd(alone)), ("backward", bwd),
+                        ("synchronize", lambda: None), ("optimizer", o3.step)]))
+    for impl, phases in splits:
+        us = host_split(phases)
+        if me == 0:
+            print(f"# ddp_step host {impl}: " + " ".join(f"{name}={t:.1f}" for (name, _), t in
+                                                          zip(phases, us)) +
+                  f" total={sum(us):.1f} us", flush=True)
     dist.destroy_process_group()
     if me == 0:
         os.unlink(path)

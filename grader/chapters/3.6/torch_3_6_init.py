@@ -23,12 +23,23 @@ from ._tshmem_cuda import barrier_all, finalize, free, my_pe, n_pes  # noqa: F40
 _DL = {torch.float32: (2, 32), torch.float64: (2, 64), torch.float16: (2, 16),
        torch.int32: (0, 32), torch.int64: (0, 64)}
 _comm = None
+_comm_raw = 0
+_dev = 0
+# The current stream's handle without building a torch.cuda.Stream object (a hook calls this
+# once per bucket, and a step's host time is what DataParallel is measured on).
+_raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _stream():
+    return _raw(_dev) if _raw else torch.cuda.current_stream().cuda_stream
 
 
 def init(cap_floats=16 << 20):
-    global _comm
+    global _comm, _comm_raw, _dev
     _C.init(cap_floats)
+    _dev = torch.cuda.current_device()
     _comm = torch.cuda.Stream()
+    _comm_raw = _comm.cuda_stream
 
 
 def _code(dtype):
@@ -53,17 +64,19 @@ def peer(t, pe):
 
 
 def allreduce_(t):
-    return _C._allreduce(t, torch.cuda.current_stream().cuda_stream)
+    return _C._allreduce(t, _stream())
 
 
 class Handle:
+    __slots__ = ("tensor", "event")
+
     def __init__(self, t):
         self.tensor = t  # kept alive until waited for
-        self.event = _C._start(t, torch.cuda.current_stream().cuda_stream, _comm.cuda_stream)
+        self.event = _C._start(t, _stream(), _comm_raw)
 
     def wait(self):
         if self.event is not None:
-            _C._wait(self.event, torch.cuda.current_stream().cuda_stream)
+            _C._wait(self.event, _stream())
             self.event, self.tensor = None, None
 
     def is_completed(self):

@@ -11,7 +11,7 @@ backward would leave the PEs idle during backward and pay one call per parameter
   bucket starts that bucket's allreduce (tshmem.allreduce_start), while backward goes on to the
   earlier layers;
 - synchronize(), before the optimizer step, waits for the buckets, divides by the number of
-  PEs and points every parameter's .grad at its slot (no copy back).
+  PEs (the whole buffer at once) and points every parameter's .grad at its slot (no copy back).
 
 Buckets start in bucket order on every PE (a bucket that fills early waits for the ones before
 it): non-blocking collectives must start in the same order everywhere.
@@ -46,6 +46,10 @@ class DataParallel(torch.nn.Module):
                              f"allreduces can be in flight; raise bucket_bytes.")
         total = self.buckets[-1][1] if self.buckets else 0
         self.buffer = zeros((total,), self.dtype)  # collective: same size on every PE
+        # Each parameter's slot and each bucket's slice, as views made once: a view costs the
+        # host microseconds, and the hooks and synchronize() run every step.
+        self.slots = [self._slot(i) for i in range(len(self.params))]
+        self.bucket_views = [self.buffer[start:end] for start, end, _ in self.buckets]
         self.bucket_of = {i: k for k, (_, _, ids) in enumerate(self.buckets) for i in ids}
         self.events = []  # what happened in the last backward, in order (tests read it)
         self._same_start()
@@ -111,22 +115,21 @@ class DataParallel(torch.nn.Module):
         return hook
 
     def _grad_ready(self, i, grad):
-        # BEGIN SOLUTION (The hook): copy the gradient into its slot, record ("grad", i), count it in its bucket, then start every bucket from next_start on that is full, in bucket order, recording ("start", k)
-        self._slot(i).copy_(grad)
+        # BEGIN SOLUTION (The hook): copy the gradient into its slot (self.slots[i]), record ("grad", i), count it in its bucket, then start every bucket from next_start on that is full, in bucket order (its slice: self.bucket_views[k]), recording ("start", k)
+        self.slots[i].copy_(grad)
         self.events.append(("grad", i))
         k = self.bucket_of[i]
         self.ready[k] += 1
         while (self.next_start < len(self.buckets) and
                self.ready[self.next_start] == len(self.buckets[self.next_start][2])):
-            start, end, _ = self.buckets[self.next_start]
-            self.handles[self.next_start] = allreduce_start(self.buffer[start:end])
+            self.handles[self.next_start] = allreduce_start(self.bucket_views[self.next_start])
             self.events.append(("start", self.next_start))
             self.next_start += 1
         # END SOLUTION
 
     def synchronize(self):
         """Before optimizer.step(): every gradient is the average over the PEs."""
-        # BEGIN SOLUTION (Before the step): a parameter that got no gradient is a RuntimeError naming it; wait for every bucket in order, divide it by the number of PEs, record ("wait", k), and point each parameter's .grad at its slot
+        # BEGIN SOLUTION (Before the step): a parameter that got no gradient is a RuntimeError naming it; wait for every bucket in order, recording ("wait", k); then divide the whole buffer by the number of PEs (one call, not one per bucket) and point each parameter's .grad at its slot
         if self.next_start < len(self.buckets):
             k = self.next_start
             missing = [self.names.get(id(self.params[i]), str(i)) for i in self.buckets[k][2]
@@ -134,11 +137,11 @@ class DataParallel(torch.nn.Module):
             raise RuntimeError(f"tshmem.DataParallel: PE {my_pe()}: parameter(s) {missing} got "
                                f"no gradient in this backward, so bucket {k} never filled. "
                                f"Use every parameter in forward, or leave it out of the model.")
-        for k, (start, end, ids) in enumerate(self.buckets):
+        for k in range(len(self.buckets)):
             self.handles[k].wait()
             self.handles[k] = None
-            self.buffer[start:end].div_(n_pes())
             self.events.append(("wait", k))
-            for i in ids:
-                self.params[i].grad = self._slot(i)
+        self.buffer.div_(n_pes())
+        for p, slot in zip(self.params, self.slots):
+            p.grad = slot
         # END SOLUTION
