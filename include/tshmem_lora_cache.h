@@ -25,7 +25,8 @@
  * Every call on a handle returns TSHMEM_LORA_OK (0), TSHMEM_LORA_MISS (1: the key is not in
  * the cache) or a negative TSHMEM_LORA_E* code; a refusal leaves the cache as it was and
  * tshmem_lora_tenant_error(t) says why, in a sentence naming the function, the tenant, the key
- * and, where another tenant owns it, the owner. The program goes on serving.
+ * (as %#llx) and, where another tenant owns it, the owner ("belongs to tenant 1"); the chapter's
+ * page lists the words each refusal holds. The program goes on serving.
  */
 #ifndef TSHMEM_LORA_CACHE_H
 #define TSHMEM_LORA_CACHE_H

@@ -36,5 +36,6 @@ expect ratios "$page:20: 'MPI / ours' says 1.33 but MPI (us) / ours (us) = 3 / 4
 never ratios "$page:19:"
 never ratios "$page:21:"
 expect messages "grader/chapters/1.2/suite_1_2.c" "tshmem_align: alignment 3 is not a power of two"
+expect messages "grader/chapters/3.8/pe_3_8.c" "belongs to tenant 1"
 [ $status -eq 0 ] && echo "check-spec: every check fails on its fixture, naming page and line"
 exit $status
