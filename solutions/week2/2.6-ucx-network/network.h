@@ -60,7 +60,6 @@ struct tshmem_ucx_state {
     pthread_t thread;
     atomic_int stop;      /* the helper thread ends */
     ucs_status_t failed;  /* the first error reported by a completion callback */
-    int failed_pe;
 };
 extern struct tshmem_ucx_state tshmem_ucx;
 
