@@ -229,7 +229,7 @@ help:
 	@echo "                    namespaces joined by a veth pair, ssh between them, and a Slurm "
 	@echo "                    cluster on them (salloc, sbatch, scancel; root; skipped, with the"
 	@echo "                    reason, where namespaces are not allowed; make test runs it);"
-	@echo "                    BENCH=1 adds grader bench 2.5 over the link"
+	@echo "                    BENCH=1 adds grader bench 2.5 and 2.6 over the link"
 	@echo "  make lib          build build/<impl>/lib/libtshmem.a (IMPL=learner|solutions)"
 	@echo "  make pe-programs  build the PE-side test programs of a variant (IMPL, REF, STUB)"
 	@echo "  make bench-programs  build the chapter benchmarks of a variant (build/<impl>/bin/bench_*)"
