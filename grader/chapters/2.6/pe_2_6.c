@@ -5,6 +5,11 @@
  *                  every atomic (fetch, set, add, fetch-add, swap, compare-swap both ways),
  *                  then 200 puts of 64 KiB with no quiet between them (12.5 MiB: more than the
  *                  network's copies hold at once, so they are reused while puts are in flight)
+ *   quiet_then_message ROUNDS BYTES
+ *                  each PE of the first node puts BYTES to its partner on the next node, calls
+ *                  tshmem_quiet, then sends the partner an MPI message; the partner, woken by
+ *                  the message alone (no call of tshmem between), checks every byte: quiet
+ *                  returns only once every put has landed at its target
  */
 #include "pe_test.h"
 #include "tshmem_internal.h" /* white box: which network carries the off-node calls */
@@ -103,8 +108,48 @@ static void network(int argc, char **argv)
     tshmem_finalize();
 }
 
+static void quiet_then_message(int argc, char **argv)
+{
+    int rounds = argc > 2 ? atoi(argv[2]) : 3;
+    size_t bytes = argc > 3 ? strtoul(argv[3], NULL, 10) : (size_t)4 << 20;
+    pe_init();
+    int me = tshmem_my_pe(), n = tshmem_n_pes();
+    const char *k = getenv("TSHMEM_PES_PER_NODE");
+    int per = k && atoi(k) > 0 ? atoi(k) : 1;
+    unsigned char *buf = tshmem_malloc(bytes), *src = malloc(bytes);
+    for (int r = 0; r < rounds; r++) {
+        tshmem_barrier_all();
+        if (me < per && me + per < n) {
+            int to = me + per;
+            STEP("round %d: putmem of %zu bytes to PE %d, quiet, then an MPI message", r, bytes,
+                 to);
+            for (size_t i = 0; i < bytes; i++)
+                src[i] = pattern(me * rounds + r, i, 5);
+            tshmem_putmem(buf, src, bytes, to);
+            tshmem_quiet();
+            MPI_Send(&r, 1, MPI_INT, to, 77, MPI_COMM_WORLD);
+        } else if (me >= per && me < 2 * per) {
+            int from = me - per, round = -1;
+            MPI_Recv(&round, 1, MPI_INT, from, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            for (size_t i = 0; i < bytes; i++)
+                CHECK_OR_STOP(buf[i] == pattern(from * rounds + r, i, 5),
+                              "round %d: PE %d called tshmem_putmem of %zu bytes to us, then "
+                              "tshmem_quiet, then sent an MPI message; when the message came, "
+                              "byte %zu was %u, expected %u (quiet returns only once every put "
+                              "has landed at its target)", r, from, bytes, i, buf[i],
+                              pattern(from * rounds + r, i, 5));
+        }
+    }
+    tshmem_barrier_all();
+    tshmem_free(buf);
+    free(src);
+    tshmem_finalize();
+}
+
 int main(int argc, char **argv)
 {
-    static const struct scenario list[] = {{"network", network}, {NULL, NULL}};
+    static const struct scenario list[] = {{"network", network},
+                                           {"quiet_then_message", quiet_then_message},
+                                           {NULL, NULL}};
     return pe_main(argc, argv, list);
 }
