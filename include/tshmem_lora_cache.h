@@ -23,8 +23,8 @@
  * tshmem_lora_tenant_open; a handle may only read, pin, replace and evict its tenant's keys.
  *
  * Every call on a handle returns TSHMEM_LORA_OK (0), TSHMEM_LORA_MISS (1: the key is not in
- * the cache) or a negative TSHMEM_LORA_E* code; a refusal leaves the cache as it was and
- * tshmem_lora_tenant_error(t) says why, in a sentence naming the function, the tenant, the key
+ * the cache) or a negative TSHMEM_LORA_E* code; a refusal leaves every entry as it was (with
+ * one exception, at insert below) and tshmem_lora_tenant_error(t) says why, in a sentence naming the function, the tenant, the key
  * (as %#llx) and, where another tenant owns it, the owner ("belongs to tenant 1"); the chapter's
  * page lists the words each refusal holds. The program goes on serving.
  */
@@ -96,7 +96,12 @@ const char *tshmem_lora_tenant_error(const tshmem_lora_tenant_t *t); /* the last
 
 /* insert: a new key with its blob (version 1), in a free slot of the tenant's quota at the
  * key's home, evicting the tenant's own unpinned entries by CLOCK when its quota there is
- * used up. replace: the key's blob becomes this one, version + 1, written into a second slot
+ * used up. It looks in the key's directory set before it claims a slot, so the key there
+ * already (EEXIST, or EPERM: another tenant's) or a full set (EFULL) is refused before any
+ * eviction. The exception: when another PE inserts the same key (or fills the set) between
+ * that look and the publication, the insert is refused after its claim, which at a full quota
+ * has evicted one of its own tenant's unpinned entries (the one CLOCK would take next); other
+ * tenants' entries are never touched. replace: the key's blob becomes this one, version + 1, written into a second slot
  * and published with one compare-and-swap: a reader sees the old blob or the new one, whole.
  * evict: the key leaves the cache (refused while it is pinned). */
 int tshmem_lora_cache_insert(tshmem_lora_tenant_t *t, uint64_t key, const void *blob,
@@ -121,6 +126,9 @@ typedef struct {
     int pinned_slots;   /* slots with a count above 1 (pinned now) */
 } tshmem_lora_home_stats_t;
 void tshmem_lora_cache_stats(tshmem_lora_cache_t *cache, int home, tshmem_lora_home_stats_t *s);
+/* For the chapter's tests (NULL otherwise): called as this PE is about to lock directory set
+ * `set` of home `home`, so that a test can make other calls happen at that moment. */
+extern void (*tshmem_lora_cache_lock_hook)(int home, int set);
 
 /* ---- The serving loop (lora_serve.c) ---------------------------------------------------------
  * An adapter's blob: for each of `layers` layers, A (hidden x rank floats, row-major) then B

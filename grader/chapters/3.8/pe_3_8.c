@@ -10,6 +10,8 @@
  *   quota      every PE inserts into one home for two tenants at once: never past a quota
  *   isolation  a tenant's calls on others' keys, forged and out-of-range references: refused,
  *              and every other tenant's bytes, versions and slot counts unchanged
+ *   race       the slot CLOCK looks at changes tenant before CLOCK locks its set (made to
+ *              happen by the cache's lock hook): CLOCK leaves the other tenant's entry
  *   serve      the serving loop over Zipf-drawn adapters against the one-process reference
  *   misuse     unknown keys, a blob larger than a slot, unpin without pin: a code and a sentence
  *   bad        a config the cache refuses (the job stops with a message)
@@ -364,6 +366,39 @@ static void torn(int argc, char **argv)
 }
 
 /* ---- full ------------------------------------------------------------------------------------- */
+/* After a refused insert at tenant 0's full quota: its q keys and tenant 1's key are all there,
+ * and the slot counts are as they were (q and 1). */
+static void full_all_there(tshmem_lora_cache_t *c, tshmem_lora_tenant_t *t,
+                           tshmem_lora_tenant_t *other, const uint64_t *keys, int q,
+                           uint64_t theirs, const char *what)
+{
+    for (int i = 0; i <= q; i++) {
+        tshmem_lora_tenant_t *h = i < q ? t : other;
+        uint64_t key = i < q ? keys[i] : theirs;
+        tshmem_lora_ref_t r;
+        int rc = tshmem_lora_cache_pin(h, key, &r);
+        if (rc == TSHMEM_LORA_OK) {
+            tshmem_lora_cache_unpin(h, &r);
+            continue;
+        }
+        FAIL("tenant %d's key %#llx is gone (pin: %s) after tenant 0's insert of %s was refused "
+             "at its full quota: a refused call must change nothing: look in the key's "
+             "directory set before claiming a slot (a claim at a full quota evicts an entry by "
+             "CLOCK), and refuse there", i < q ? 0 : 1, (unsigned long long)key, code_name(rc),
+             what);
+        pe_stop_job();
+        return;
+    }
+    tshmem_lora_home_stats_t s;
+    tshmem_lora_cache_stats(c, 0, &s);
+    CHECK(s.tenant_slots[0] == q && s.tenant_usage[0] == q && s.tenant_slots[1] == 1 &&
+              s.tenant_usage[1] == 1,
+          "after tenant 0's refused insert of %s, home PE 0: tenant 0 owns %d slots (usage %d), "
+          "tenant 1 %d (usage %d); expected %d and 1, as before: a refused call must change "
+          "nothing", what, s.tenant_slots[0], s.tenant_usage[0], s.tenant_slots[1],
+          s.tenant_usage[1], q);
+}
+
 static void full(int argc, char **argv)
 {
     (void)argc, (void)argv;
@@ -373,7 +408,7 @@ static void full(int argc, char **argv)
     tshmem_lora_cache_t *c = make_cache(64, 2 * q, 256, 2, (const int[]){q, q});
     tshmem_lora_tenant_t *t = tshmem_lora_tenant_open(c, 0), *other = tshmem_lora_tenant_open(c, 1);
     uint64_t keys[64];
-    keys_at(c, 0, 2 * q + 2, 31, 1, keys);
+    keys_at(c, 0, 2 * q + 3, 31, 1, keys);
     uint64_t blob[32];
     if (me == 0) {
         STEP("fill tenant 0's quota (%d slots) at home PE 0", q);
@@ -381,6 +416,25 @@ static void full(int argc, char **argv)
             fill_blob(blob, sizeof blob, keys[i], 1);
             must("tshmem_lora_cache_insert", t, tshmem_lora_cache_insert(t, keys[i], blob, sizeof blob));
         }
+        STEP("refused inserts at the full quota change nothing");
+        uint64_t theirs = keys[2 * q + 2];
+        fill_blob(blob, sizeof blob, theirs, 1);
+        must("tshmem_lora_cache_insert for tenant 1", other,
+             tshmem_lora_cache_insert(other, theirs, blob, sizeof blob));
+        char hex[32], call[200];
+        snprintf(hex, sizeof hex, "%#llx", (unsigned long long)theirs);
+        snprintf(call, sizeof call, "tenant 0's tshmem_lora_cache_insert of tenant 1's key %s, "
+                 "its own quota full", hex);
+        expect_rc(call, t, tshmem_lora_cache_insert(t, theirs, blob, sizeof blob),
+                  TSHMEM_LORA_EPERM, NEED("tshmem_lora_cache_insert", hex, "belongs to tenant 1"));
+        full_all_there(c, t, other, keys, q, theirs, "tenant 1's key");
+        snprintf(hex, sizeof hex, "%#llx", (unsigned long long)keys[q - 1]);
+        snprintf(call, sizeof call, "tenant 0's tshmem_lora_cache_insert of its own key %s, its "
+                 "quota full", hex);
+        fill_blob(blob, sizeof blob, keys[q - 1], 1);
+        expect_rc(call, t, tshmem_lora_cache_insert(t, keys[q - 1], blob, sizeof blob),
+                  TSHMEM_LORA_EEXIST, NEED("tshmem_lora_cache_insert", hex, "in the cache already"));
+        full_all_there(c, t, other, keys, q, theirs, "its own key");
     }
     tshmem_barrier_all();
     tshmem_lora_ref_t held;
@@ -642,6 +696,116 @@ static void isolation(int argc, char **argv)
     tshmem_finalize();
 }
 
+/* ---- race: the slot CLOCK looks at changes tenant before CLOCK locks its set ------------------ */
+/* Tenant 0's quota at home PE 0 is full: key K2 pinned, key K1 its only candidate. Its insert of
+ * K3 runs CLOCK, which reads slot i's key (K1) and locks K1's set. Just before that lock (the
+ * cache's lock hook), this PE does what other PEs could do by chance at that moment: tenant 0
+ * evicts K1 (slot i is free) and tenant 1 inserts a key of the same number, K1, which takes the
+ * first free slot, slot i again. K1's way now names slot i, but tenant 1: CLOCK must leave it. */
+static struct {
+    tshmem_lora_tenant_t *t0, *u;
+    uint64_t key;
+    int set, fired, evict_rc, insert_rc;
+    uint64_t blob[32];
+} race_at;
+
+static void race_hook(int home, int set)
+{
+    if (home != 0 || set != race_at.set)
+        return;
+    tshmem_lora_cache_lock_hook = NULL; /* once: the calls below lock sets too */
+    race_at.fired = 1;
+    race_at.evict_rc = tshmem_lora_cache_evict(race_at.t0, race_at.key);
+    fill_blob(race_at.blob, sizeof race_at.blob, race_at.key, 1);
+    race_at.insert_rc = tshmem_lora_cache_insert(race_at.u, race_at.key, race_at.blob,
+                                                 sizeof race_at.blob);
+}
+
+static void race(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    pe_init();
+    int me = tshmem_my_pe(), n = tshmem_n_pes();
+    tshmem_lora_cache_t *c = make_cache(16, 4, 256, 2, (const int[]){2, 2});
+    tshmem_lora_tenant_t *t = tshmem_lora_tenant_open(c, 0), *u = tshmem_lora_tenant_open(c, 1);
+    race_at.t0 = tshmem_lora_tenant_open(c, 0);
+    race_at.u = u;
+    uint64_t k[4], blob[32]; /* K2, tenant 1's U1, K1, K3: at home PE 0, in four sets */
+    keys_at(c, 0, 4, 900, 1, k);
+    if (me == n - 1) {
+        STEP("tenant 0: key %#llx pinned, key %#llx unpinned, quota full; tenant 1: key %#llx",
+             (unsigned long long)k[0], (unsigned long long)k[2], (unsigned long long)k[1]);
+        tshmem_lora_tenant_t *who[3] = {t, u, t};
+        for (int i = 0; i < 3; i++) {
+            fill_blob(blob, sizeof blob, k[i], 1);
+            must("tshmem_lora_cache_insert", who[i],
+                 tshmem_lora_cache_insert(who[i], k[i], blob, sizeof blob));
+        }
+        tshmem_lora_ref_t held, r;
+        must("tshmem_lora_cache_pin", t, tshmem_lora_cache_pin(t, k[0], &held));
+        int slot_i = -1;
+        if (must("tshmem_lora_cache_pin", t, tshmem_lora_cache_pin(t, k[2], &r))) {
+            slot_i = r.slot;
+            tshmem_lora_cache_unpin(t, &r);
+        }
+        STEP("tenant 0 inserts key %#llx; as its CLOCK locks key %#llx's set, tenant 0 evicts "
+             "it and tenant 1 inserts it", (unsigned long long)k[3], (unsigned long long)k[2]);
+        race_at.key = k[2];
+        race_at.set = tshmem_lora_cache_set(c, k[2]);
+        tshmem_lora_cache_lock_hook = race_hook;
+        fill_blob(blob, sizeof blob, k[3], 1);
+        must("tenant 0's tshmem_lora_cache_insert at its full quota", t,
+             tshmem_lora_cache_insert(t, k[3], blob, sizeof blob));
+        tshmem_lora_cache_lock_hook = NULL;
+        CHECK(race_at.fired, "tenant 0's insert at its full quota (key %#llx pinned) never locked "
+              "the set of key %#llx, its only unpinned entry: CLOCK evicts under the set's lock "
+              "(set_lock)", (unsigned long long)k[0], (unsigned long long)k[2]);
+        if (race_at.fired) {
+            CHECK(race_at.evict_rc == TSHMEM_LORA_OK && race_at.insert_rc == TSHMEM_LORA_OK,
+                  "while tenant 0's CLOCK waited to lock its set, tenant 0's evict of key %#llx "
+                  "returned %s and tenant 1's insert of it %s; expected both TSHMEM_LORA_OK",
+                  (unsigned long long)k[2], code_name(race_at.evict_rc),
+                  code_name(race_at.insert_rc));
+            int rc = tshmem_lora_cache_pin(u, k[2], &r);
+            if (rc == TSHMEM_LORA_MISS)
+                FAIL("tenant 1's key %#llx (slot %d) was evicted by tenant 0's insert: tenant 0's "
+                     "CLOCK read slot %d's key and, before it locked the key's set, the slot was "
+                     "freed and taken by tenant 1 for that key. CLOCK evicted another tenant's "
+                     "entry: under the set's lock, check that the way still names slot i and "
+                     "tenant t", (unsigned long long)k[2], slot_i, slot_i);
+            else if (must("tenant 1's tshmem_lora_cache_pin of its key", u, rc)) {
+                VALUE("same_slot", "%d", r.slot == slot_i);
+                uint64_t copy[32];
+                if (must("tshmem_lora_cache_read", u,
+                         tshmem_lora_cache_read(u, &r, 0, copy, sizeof copy)))
+                    blob_ok("tenant 1's key after tenant 0's insert", copy, sizeof copy, k[2], 1);
+                tshmem_lora_cache_unpin(u, &r);
+            }
+        }
+        for (int i = 0; i < 4; i++) {
+            tshmem_lora_tenant_t *h = i == 1 || i == 2 ? u : t;
+            if (i == 2)
+                continue; /* checked above */
+            if (must("tshmem_lora_cache_pin", h, tshmem_lora_cache_pin(h, k[i], &r)))
+                tshmem_lora_cache_unpin(h, &r);
+        }
+        must("tshmem_lora_cache_unpin", t, tshmem_lora_cache_unpin(t, &held));
+        tshmem_lora_home_stats_t s;
+        tshmem_lora_cache_stats(c, 0, &s);
+        CHECK(s.tenant_slots[0] == 2 && s.tenant_usage[0] == 2 && s.tenant_slots[1] == 2 &&
+                  s.tenant_usage[1] == 2 && s.pinned_slots == 0,
+              "home PE 0: tenant 0 owns %d slots (usage %d), tenant 1 %d (usage %d), %d pinned; "
+              "expected 2, 2, 2, 2 and 0", s.tenant_slots[0], s.tenant_usage[0],
+              s.tenant_slots[1], s.tenant_usage[1], s.pinned_slots);
+    }
+    tshmem_barrier_all();
+    tshmem_lora_tenant_close(race_at.t0);
+    tshmem_lora_tenant_close(t);
+    tshmem_lora_tenant_close(u);
+    tshmem_lora_cache_destroy(c);
+    tshmem_finalize();
+}
+
 /* ---- serve ------------------------------------------------------------------------------------ */
 static float xval(int pe, int b, int i, int j)
 {
@@ -823,7 +987,7 @@ int main(int argc, char **argv)
 {
     static const struct scenario list[] = {
         {"basic", basic}, {"torn", torn}, {"full", full}, {"quota", quota},
-        {"isolation", isolation}, {"serve", serve}, {"misuse", misuse}, {"bad", bad},
+        {"isolation", isolation}, {"race", race}, {"serve", serve}, {"misuse", misuse}, {"bad", bad},
         {NULL, NULL}};
     return pe_main(argc, argv, list);
 }

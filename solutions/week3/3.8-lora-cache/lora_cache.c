@@ -247,9 +247,16 @@ static void tenant_check(const char *func, const tshmem_lora_tenant_t *t)
     cache_check(func, t->cache);
 }
 
+/* Provided, for the chapter's tests: NULL in any other program. When set, this PE calls it as
+ * it is about to lock a directory set, so that a test can make other calls happen at that very
+ * moment (as other PEs' calls may, by chance, on a loaded machine). */
+void (*tshmem_lora_cache_lock_hook)(int home, int set);
+
 /* Provided: the set's writer lock (CAS 0 -> PE + 1; backs off while another PE holds it). */
 static inline void set_lock(const tshmem_lora_cache_t *c, struct lc_set *set, int home)
 {
+    if (tshmem_lora_cache_lock_hook)
+        tshmem_lora_cache_lock_hook(home, (int)(set - set_at(c, 0)));
     struct tshmem_spin spin;
     tshmem_spin_init(&spin, "tshmem_lora_cache (a directory set's lock)", &set->lock);
     while (w_cas(c, &set->lock, 0, (uint64_t)tshmem_g.my_pe + 1, home) != 0)
@@ -580,37 +587,48 @@ int tshmem_lora_cache_insert(tshmem_lora_tenant_t *tn, uint64_t key, const void 
     int bad = key_blob_check(tn, func, key, blob, length);
     if (bad)
         return bad;
-    /* BEGIN SOLUTION (Inserting: claim an entry): claim_slot, fill_slot (version 1); lock the set; the key there already: give the slot back (another tenant's: EPERM naming the owner, else EEXIST); else a free way gets key, tenant, then cur; none free: EFULL; unlock */
+    /* BEGIN SOLUTION (Inserting: claim an entry): two turns of the key's set, each under its lock: the key there already: refuse (another tenant's: EPERM naming the owner, else EEXIST); no free way: EFULL; else on the first turn unlock, claim_slot and fill_slot (version 1), and on the second store key, tenant, then cur; a refusal on the second turn gives the slot back */
     const tshmem_lora_cache_t *c = tn->cache;
-    int home = home_of(c, key), t = tn->id;
+    int home = home_of(c, key), t = tn->id, slot = -1, code;
+    uint32_t gen = 0;
     struct lc_set *set = set_at(c, set_of(c, key));
-    int slot = claim_slot(tn, home, func, key);
-    if (slot < 0)
-        return TSHMEM_LORA_EFULL;
-    uint32_t gen = fill_slot(c, home, slot, key, 1, blob, length);
-    set_lock(c, set, home);
-    int w = find_way(c, set, home, key), code = TSHMEM_LORA_OK;
-    if (w >= 0) {
-        uint64_t owner = w_load(c, &set->way[w].tenant, home);
-        code = owner == (uint64_t)t + 1
-                   ? refuse(tn, TSHMEM_LORA_EEXIST, func, "key %#llx is in the cache already "
-                            "(home PE %d): replace it with tshmem_lora_cache_replace.",
-                            (unsigned long long)key, home)
-                   : refuse(tn, TSHMEM_LORA_EPERM, func, "key %#llx belongs to tenant %d: "
-                            "tenant %d may not insert it.", (unsigned long long)key,
-                            (int)owner - 1, t);
-    } else if ((w = find_way(c, set, home, 0)) < 0) {
-        code = refuse(tn, TSHMEM_LORA_EFULL, func, "key %#llx: its directory set at home PE %d "
-                      "is full (%d entries): evict a key of that set, or create the cache with "
-                      "more sets.", (unsigned long long)key, home, TSHMEM_LORA_WAYS);
-    } else {
-        struct lc_entry *e = &set->way[w];
-        w_store(c, &e->key, key, home);
-        w_store(c, &e->tenant, (uint64_t)t + 1, home);
-        w_store(c, &e->cur, CUR(gen, slot), home);
+    /* Look first, claim after: a claim at a full quota evicts one of the tenant's own entries,
+     * and a refusal must leave the cache as it was. The second look publishes: another PE's
+     * insert of the key may have come between the two (then the slot goes back). */
+    for (int turn = 0;; turn++) {
+        set_lock(c, set, home);
+        int w = find_way(c, set, home, key);
+        code = TSHMEM_LORA_OK;
+        if (w >= 0) {
+            uint64_t owner = w_load(c, &set->way[w].tenant, home);
+            code = owner == (uint64_t)t + 1
+                       ? refuse(tn, TSHMEM_LORA_EEXIST, func, "key %#llx is in the cache "
+                                "already (home PE %d): replace it with "
+                                "tshmem_lora_cache_replace.", (unsigned long long)key, home)
+                       : refuse(tn, TSHMEM_LORA_EPERM, func, "key %#llx belongs to tenant %d: "
+                                "tenant %d may not insert it.", (unsigned long long)key,
+                                (int)owner - 1, t);
+        } else if ((w = find_way(c, set, home, 0)) < 0) {
+            code = refuse(tn, TSHMEM_LORA_EFULL, func, "key %#llx: its directory set at home PE "
+                          "%d is full (%d entries): evict a key of that set, or create the "
+                          "cache with more sets.", (unsigned long long)key, home,
+                          TSHMEM_LORA_WAYS);
+        } else if (turn == 1) {
+            struct lc_entry *e = &set->way[w];
+            w_store(c, &e->key, key, home);
+            w_store(c, &e->tenant, (uint64_t)t + 1, home);
+            w_store(c, &e->cur, CUR(gen, slot), home);
+        }
+        set_unlock(c, set, home);
+        if (code != TSHMEM_LORA_OK || turn == 1)
+            break;
+        /* Claim unlocked: claim_slot may run CLOCK, which locks the set of the entry it evicts,
+         * perhaps this one. */
+        if ((slot = claim_slot(tn, home, func, key)) < 0)
+            return TSHMEM_LORA_EFULL;
+        gen = fill_slot(c, home, slot, key, 1, blob, length);
     }
-    set_unlock(c, set, home);
-    if (code != TSHMEM_LORA_OK)
+    if (code != TSHMEM_LORA_OK && slot >= 0)
         release_slot(c, home, slot); /* the directory's hold we gave it: count 1 -> 0, freed */
     return code;
     /* END SOLUTION */

@@ -256,7 +256,7 @@ static const float *switch_in(tshmem_lora_server_t *s, int a, tshmem_lora_ref_t 
                               int *pinned)
 {
     *pinned = 0;
-    /* BEGIN SOLUTION (The serving loop: switching adapters): pin the key; on a miss read the adapter's file into staging and insert it (EEXIST: another PE came first), then pin again; a refused insert serves from staging; pinned: zero-copy from ref->data, or tshmem_lora_cache_read into staging */
+    /* BEGIN SOLUTION (The serving loop: switching adapters): pin the key; on a miss read the adapter's file into staging and insert it (EEXIST: another PE came first), then pin again; a refused insert serves from staging; pinned: zero-copy from ref->data, or tshmem_lora_cache_read into staging (refused: unpin, then NULL) */
     const tshmem_lora_server_config_t *c = &s->cfg;
     tshmem_lora_tenant_t *t = s->tenants[a % s->n_tenants];
     uint64_t key = (uint64_t)a + 1;
@@ -292,6 +292,8 @@ static const float *switch_in(tshmem_lora_server_t *s, int a, tshmem_lora_ref_t 
     s->copies++;
     if (tshmem_lora_cache_read(t, ref, 0, s->staging, bytes) != TSHMEM_LORA_OK) {
         fprintf(stderr, "tshmem_lora_serve_batch: %s\n", tshmem_lora_tenant_error(t));
+        tshmem_lora_cache_unpin(t, ref); /* nothing will be served from it: let it go */
+        *pinned = 0;
         return NULL;
     }
     return s->staging;
