@@ -247,9 +247,16 @@ static void tenant_check(const char *func, const tshmem_lora_tenant_t *t)
     cache_check(func, t->cache);
 }
 
+/* Provided, for the chapter's tests: NULL in any other program. When set, this PE calls it as
+ * it is about to lock a directory set, so that a test can make other calls happen at that very
+ * moment (as other PEs' calls may, by chance, on a loaded machine). */
+void (*tshmem_lora_cache_lock_hook)(int home, int set);
+
 /* Provided: the set's writer lock (CAS 0 -> PE + 1; backs off while another PE holds it). */
 static inline void set_lock(const tshmem_lora_cache_t *c, struct lc_set *set, int home)
 {
+    if (tshmem_lora_cache_lock_hook)
+        tshmem_lora_cache_lock_hook(home, (int)(set - set_at(c, 0)));
     struct tshmem_spin spin;
     tshmem_spin_init(&spin, "tshmem_lora_cache (a directory set's lock)", &set->lock);
     while (w_cas(c, &set->lock, 0, (uint64_t)tshmem_g.my_pe + 1, home) != 0)
@@ -496,7 +503,7 @@ int tshmem_lora_cache_insert(tshmem_lora_tenant_t *tn, uint64_t key, const void 
     int bad = key_blob_check(tn, func, key, blob, length);
     if (bad)
         return bad;
-    TSHMEM_TODO("Inserting: claim an entry", "claim_slot, fill_slot (version 1); lock the set; the key there already: give the slot back (another tenant's: EPERM naming the owner, else EEXIST); else a free way gets key, tenant, then cur; none free: EFULL; unlock");
+    TSHMEM_TODO("Inserting: claim an entry", "two turns of the key's set, each under its lock: the key there already: refuse (another tenant's: EPERM naming the owner, else EEXIST); no free way: EFULL; else on the first turn unlock, claim_slot and fill_slot (version 1), and on the second store key, tenant, then cur; a refusal on the second turn gives the slot back");
 }
 
 /* ---- Pin, read, unpin ------------------------------------------------------------------------ */

@@ -257,7 +257,7 @@ static const float *switch_in(tshmem_lora_server_t *s, int a, tshmem_lora_ref_t 
 {
     *pinned = 0;
     (void)s; (void)a; (void)ref;
-    TSHMEM_TODO("The serving loop: switching adapters", "pin the key; on a miss read the adapter's file into staging and insert it (EEXIST: another PE came first), then pin again; a refused insert serves from staging; pinned: zero-copy from ref->data, or tshmem_lora_cache_read into staging");
+    TSHMEM_TODO("The serving loop: switching adapters", "pin the key; on a miss read the adapter's file into staging and insert it (EEXIST: another PE came first), then pin again; a refused insert serves from staging; pinned: zero-copy from ref->data, or tshmem_lora_cache_read into staging (refused: unpin, then NULL)");
 }
 
 int tshmem_lora_serve_batch(tshmem_lora_server_t *s, const int *adapter, int n, const float *x,
