@@ -35,7 +35,7 @@ Test(ch3_8, quotas_hold_under_concurrent_inserts, .description = "every PE inser
                  (int[]){6, END_PES});
 }
 
-Test(ch3_8, tenants_are_isolated, .description = "tenant 0 pins, replaces, evicts and inserts every key of tenants 1 and 2, reads and unpins through their references, and through references with slots out of range, a home past the last PE, a moved slot: each refused with a sentence naming the tenant, the key and the owner; every other tenant's bytes, versions, slot counts and usage words are unchanged. 2, 4 PEs, and 4 PEs on 2 virtual nodes. First, the slot a tenant's CLOCK looks at is freed and taken by another tenant for a key of the same number before CLOCK locks its set (made to happen by the cache's lock hook): the other tenant's entry stays. 1, 2 PEs, and 4 PEs on 2 virtual nodes (the home on the other node)")
+Test(ch3_8, tenants_are_isolated, .description = "tenant 0 pins, replaces, evicts and inserts every key of tenants 1 and 2, reads and unpins through their references, and through references with slots out of range, a home past the last PE, a moved slot: each refused with a sentence naming the tenant, the key and the owner; every other tenant's bytes, versions, slot counts and usage words are unchanged. 2, 4 PEs, and 4 PEs on 2 virtual nodes. Before that, the slot a tenant's CLOCK looks at is freed and taken by another tenant for a key of the same number before CLOCK locks its set (made to happen by the cache's lock hook): the other tenant's entry stays. 1, 2 PEs, and 4 PEs on 2 virtual nodes (the home on the other node)")
 {
     expect_ok_on(CH, PROG, "race", ARGS("-"), NULL, 60, (int[]){1, 2, END_PES});
     expect_ok_on(CH, PROG, "race", ARGS("-"), NODES2, 60, (int[]){4, END_PES});
