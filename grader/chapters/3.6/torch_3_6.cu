@@ -126,10 +126,10 @@ static struct alloc *find(const char *p, size_t bytes)
 
 /* The paths a call can take. Which one, and the ring's grid, depend on the call's size AND on
  * the number of PEs: on two GPUs the LL path wins up to 1 MiB, on four it stores three times
- * the bytes and the two-shot path wins from 512 KiB. torch_3_6_paths.h holds the choice, as
+ * the bytes. torch_3_6_paths.h holds the choice, as
  * the sweep (tools/gpu-torch --sweep) measured it: each path forced, the fastest kept. */
-enum { P_AUTO, P_LL, P_ONESHOT, P_TWOSHOT, P_RING, P_END };
-static const char *const path_names[] = {"auto", "ll", "oneshot", "twoshot", "ring"};
+enum { P_AUTO, P_LL, P_ONESHOT, P_TWOSHOT_LL, P_TWOSHOT, P_RING, P_END };
+static const char *const path_names[] = {"auto", "ll", "oneshot", "twoshot_ll", "twoshot", "ring"};
 struct choice {
     int pes;          /* measured with this many PEs (a job of n uses the largest pes <= n) */
     size_t max_bytes; /* calls up to this size (0: any size) */
@@ -154,19 +154,24 @@ static unsigned long long *ll_area; /* symmetric: [2][n_pes][TORCH_LL_WORDS] */
 static uint32_t ll_seq; /* calls of the LL and two-shot paths so far (they share it) */
 static int ll_ok; /* every peer is reachable by stores (nvshmem_ptr): LL and two-shot allowed */
 
-/* Middle calls on several PEs: two shots of LL words. The buffer is cut into n segments; each PE
- * stores segment q of its data into PE q's first landing area (reduce-scatter), PE q sums the
- * n copies of its segment in PE order and stores the sum into every peer's second area
- * (allgather). Two crossings where the LL path has one, but each PE sends 2 (n - 1) / n of the
- * buffer where the LL path sends n - 1 buffers: on four PEs a third of the bytes. Each thread
- * owns one position j of every segment, so no thread waits for another of its own PE, and the
- * grid is kept small enough to be on the GPU all at once (block b of one PE waits for block b
- * of the others). Odd and even calls use separate areas, as in the LL path. */
+/* Middle calls on several PEs: two shots. The buffer is cut into n segments; each PE sends
+ * segment q of its data to PE q (reduce-scatter), PE q sums the n copies of its segment in PE
+ * order and sends the sum to every peer (allgather): two crossings where the LL path has one,
+ * but each PE sends 2 (n - 1) / n of the buffer where the LL path sends n - 1 buffers (twice
+ * over, in LL words). Two kinds: twoshot_ll sends LL words (no flag, no fence; each thread owns
+ * one position j of every segment, so no thread waits for another of its own PE); twoshot
+ * sends the floats themselves, into the owner's landing area and then straight into every
+ * peer's data, and block b raises one flag per peer after a system fence (as 3.3's one shot
+ * does). Both grids are kept small enough to be on the GPU all at once (block b of one PE waits
+ * for block b of the others). Odd and even calls use separate areas, as in the LL path. */
 #define TORCH_TS_MAX (8 << 20) /* bytes: the largest call the two-shot path may take */
 #define TORCH_TS_PES 8         /* the most PEs it serves (peer addresses held per thread) */
-static unsigned long long *ts_area; /* symmetric: [2 phases][2 parities][n_pes][ts_seg] */
-static size_t ts_seg;               /* words of one PE's slot */
-static int ts_resident;             /* blocks of TORCH_TS threads the GPU holds at once */
+#define TORCH_TS_BLOCKS 128    /* the most blocks of the twoshot path (flags per PE) */
+static unsigned long long *ts_area; /* symmetric: [2 phases][2 parities][n_pes][ts_seg] words */
+static float *tsd_area;             /* symmetric: [2 parities][n_pes][ts_seg] floats */
+static uint64_t *tsd_flags;         /* symmetric: [2 phases][2 parities][n_pes][TS_BLOCKS] */
+static size_t ts_seg;               /* floats of one PE's slot (a multiple of 4) */
+static int ts_resident;             /* blocks of TORCH_TS_THREADS the GPU holds at once */
 
 __device__ inline unsigned long long ll_word(uint32_t seq, float v)
 {
@@ -244,6 +249,63 @@ __global__ void twoshot_allreduce_kernel(float *data, unsigned long long *area, 
 }
 #define TORCH_TS_THREADS 512
 
+/* twoshot: block b owns positions [b * per, b * per + per) of every segment. */
+__device__ inline void ts_signal(uint64_t *flags, int phase, size_t par, int b, uint64_t seq)
+{
+    int me = nvshmem_my_pe(), n = nvshmem_n_pes();
+    __syncthreads(); /* every thread's stores of this phase are issued */
+    if (threadIdx.x < n - 1) {
+        int q = (me + 1 + threadIdx.x) % n;
+        __threadfence_system(); /* they are visible on every GPU before the flag */
+        uint64_t *f = flags + (((size_t)phase * 2 + par) * n + me) * TORCH_TS_BLOCKS + b;
+        *(volatile uint64_t *)nvshmem_ptr(f, q) = seq;
+    }
+}
+
+__device__ inline void ts_wait(uint64_t *flags, int phase, size_t par, int b, uint64_t seq)
+{
+    int me = nvshmem_my_pe(), n = nvshmem_n_pes();
+    if (threadIdx.x < n - 1) {
+        int p = (me + 1 + threadIdx.x) % n;
+        volatile uint64_t *f = flags + (((size_t)phase * 2 + par) * n + p) * TORCH_TS_BLOCKS + b;
+        while (*f < seq)
+            ;
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+__global__ void twoshot_data_kernel(float *data, float *area, uint64_t *flags, size_t count,
+                                    size_t seg, size_t slot, size_t per, uint64_t seq)
+{
+    int me = nvshmem_my_pe(), n = nvshmem_n_pes(), b = blockIdx.x;
+    size_t par = seq & 1, lo = (size_t)b * per, hi = lo + per < seg ? lo + per : seg;
+    /* Reduce-scatter: my part of segment q lands in slot `me` of PE q's area. */
+    for (int k = 1; k < n; k++) {
+        int q = (me + k) % n;
+        float *to = (float *)nvshmem_ptr(area + (par * n + me) * slot, q);
+        for (size_t j = lo + threadIdx.x; j < hi && (size_t)q * seg + j < count; j += blockDim.x)
+            to[j] = data[(size_t)q * seg + j];
+    }
+    ts_signal(flags, 0, par, b, seq);
+    ts_wait(flags, 0, par, b, seq);
+    /* My segment: the n copies in PE order, into my data and straight into every peer's. */
+    float *peer[TORCH_TS_PES];
+    for (int q = 0; q < n; q++)
+        peer[q] = (float *)nvshmem_ptr(data, q);
+    size_t mine = (size_t)me * seg;
+    for (size_t j = lo + threadIdx.x; j < hi && mine + j < count; j += blockDim.x) {
+        float sum = 0;
+        for (int p = 0; p < n; p++)
+            sum += p == me ? data[mine + j] : __ldcg(area + (par * n + p) * slot + j);
+        data[mine + j] = sum;
+        for (int k = 1; k < n; k++)
+            peer[(me + k) % n][mine + j] = sum;
+    }
+    ts_signal(flags, 1, par, b, seq);
+    ts_wait(flags, 1, par, b, seq); /* every other segment's sum is in my data */
+}
+
 /* The path of a call of `bytes` on n PEs: the forced one, else the table's. */
 static int forced = P_AUTO, forced_ctas, forced_threads;
 static size_t forced_min_chunk;
@@ -273,6 +335,7 @@ static uint32_t next_seq(void)
         nvshmem_barrier_all();
         TG_CUDA(cudaMemset(ll_area, 0, 2 * (size_t)n * TORCH_LL_WORDS * sizeof *ll_area));
         TG_CUDA(cudaMemset(ts_area, 0, 4 * (size_t)n * ts_seg * sizeof *ts_area));
+        TG_CUDA(cudaMemset(tsd_flags, 0, 4 * (size_t)n * TORCH_TS_BLOCKS * sizeof *tsd_flags));
         TG_CUDA(cudaDeviceSynchronize());
         nvshmem_barrier_all();
         ll_seq = 0;
@@ -290,7 +353,8 @@ static void allreduce_on(float *data, size_t count, cudaStream_t st)
     struct choice c = choose(bytes, n);
     if (c.path == P_LL && !(ll_ok && bytes <= TORCH_LL_MAX))
         c.path = P_ONESHOT;
-    if (c.path == P_TWOSHOT && !(ll_ok && bytes <= TORCH_TS_MAX && n <= TORCH_TS_PES))
+    if ((c.path == P_TWOSHOT_LL || c.path == P_TWOSHOT) &&
+        !(ll_ok && bytes <= TORCH_TS_MAX && n <= TORCH_TS_PES))
         c.path = P_RING;
     if (c.path == P_ONESHOT && bytes > TG_AR_ONESHOT_MAX)
         c.path = P_RING;
@@ -302,6 +366,22 @@ static void allreduce_on(float *data, size_t count, cudaStream_t st)
         return;
     }
     if (c.path == P_TWOSHOT) {
+        uint32_t seq = next_seq();
+        size_t seg = ((count + n - 1) / n + 3) & ~(size_t)3;
+        int threads = c.threads ? c.threads : TORCH_TS_THREADS;
+        size_t cap = (size_t)(c.ctas ? c.ctas : TORCH_TS_BLOCKS), want;
+        if (cap > (size_t)ts_resident * TORCH_TS_THREADS / threads)
+            cap = (size_t)ts_resident * TORCH_TS_THREADS / threads; /* on the GPU at once */
+        want = (seg + 2 * threads - 1) / (2 * threads); /* about two floats a thread */
+        size_t blocks = want < cap ? want : cap;
+        blocks = blocks ? blocks : 1;
+        size_t per = (seg + blocks - 1) / blocks;
+        twoshot_data_kernel<<<(unsigned)blocks, threads, 0, st>>>(data, tsd_area, tsd_flags, count,
+                                                                 seg, ts_seg, per, seq);
+        TG_CUDA(cudaGetLastError());
+        return;
+    }
+    if (c.path == P_TWOSHOT_LL) {
         uint32_t seq = next_seq();
         size_t seg = (count + n - 1) / n;
         int threads = c.threads ? c.threads : TORCH_TS_THREADS;
@@ -348,9 +428,12 @@ static PyObject *py_init(PyObject *, PyObject *args)
     size_t words = 2 * (size_t)n * TORCH_LL_WORDS;
     ll_area = (unsigned long long *)tg_malloc(words * sizeof *ll_area);
     TG_CUDA(cudaMemset(ll_area, 0, words * sizeof *ll_area));
-    ts_seg = (TORCH_TS_MAX / sizeof(float) + n - 1) / n;
+    ts_seg = ((TORCH_TS_MAX / sizeof(float) + n - 1) / n + 3) & ~(size_t)3;
     ts_area = (unsigned long long *)tg_malloc(4 * (size_t)n * ts_seg * sizeof *ts_area);
     TG_CUDA(cudaMemset(ts_area, 0, 4 * (size_t)n * ts_seg * sizeof *ts_area));
+    tsd_area = (float *)tg_malloc(2 * (size_t)n * ts_seg * sizeof *tsd_area);
+    tsd_flags = (uint64_t *)tg_malloc(4 * (size_t)n * TORCH_TS_BLOCKS * sizeof *tsd_flags);
+    TG_CUDA(cudaMemset(tsd_flags, 0, 4 * (size_t)n * TORCH_TS_BLOCKS * sizeof *tsd_flags));
     int sms = 0, per_sm = 0;
     TG_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     TG_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, twoshot_allreduce_kernel,
@@ -384,8 +467,12 @@ static PyObject *py_finalize(PyObject *, PyObject *)
     tg_allreduce_destroy(&ar);
     nvshmem_free(ll_area);
     nvshmem_free(ts_area);
+    nvshmem_free(tsd_area);
+    nvshmem_free(tsd_flags);
     ll_area = NULL;
     ts_area = NULL;
+    tsd_area = NULL;
+    tsd_flags = NULL;
     while (n_done_free)
         TG_CUDA(cudaEventDestroy(done_free[--n_done_free]));
     while (allocs) {
@@ -567,7 +654,7 @@ static int reducible(const char *func, PyObject *t, char **data, size_t *count)
 /* _force(path[, ctas, threads, min_chunk]): every call takes this path ("auto": the table of
  * torch_3_6_paths.h again), the ring with this grid (0: the default), for the study's sweeps;
  * every PE must pass the same. A path a call cannot take (LL above 1 MiB, a peer not on NVLink)
- * falls back as in the table: LL to 3.3's one shot, the one shot and two-shot to the ring. */
+ * falls back as in the table: LL to 3.3's one shot, the one shot and two shots to the ring. */
 static PyObject *py_force(PyObject *, PyObject *args)
 {
     const char *name;
@@ -582,7 +669,7 @@ static PyObject *py_force(PyObject *, PyObject *args)
             path = p;
     if (path == P_END)
         return fail(PyExc_ValueError, "tshmem_cuda._force: path \"%s\": give auto, ll, oneshot, "
-                    "twoshot or ring.", name);
+                    "twoshot_ll, twoshot or ring.", name);
     if (min_chunk < 0)
         return fail(PyExc_ValueError, "tshmem_cuda._force: min_chunk = %lld floats: give 0 (the "
                     "default) or more.", min_chunk);

@@ -176,7 +176,7 @@ def line(op, impl, n, nbytes, us, bus=True, iters=REPS):
           f"busbw_GBps={alg * 2 * (n - 1) / n if n > 1 else alg:.2f}", flush=True)
 
 
-PATHS = ("ll", "oneshot", "twoshot", "ring")  # the module's paths (torch_3_6.cu, _force)
+PATHS = ("ll", "oneshot", "twoshot_ll", "twoshot", "ring")  # the module's paths (torch_3_6.cu, _force)
 CYCLES_PER_US = 2000  # about the SM clock in MHz of an H100 or H200 (only roughly needed)
 LEAD_US = 500     # an allreduce: its host side (Python, checks, the launch) takes tens of us
 STEP_LEAD_US = 4000  # a training step: PyTorch's host side launches dozens of kernels
@@ -319,7 +319,9 @@ SWEEP_ROUNDS = 2
 def candidates(size):
     """The paths the sweep forces at one size: (path, ctas, threads, min_chunk); 0 = default."""
     out = [("ll", 0, 0, 0), ("oneshot", 0, 0, 0)] if size <= 1 << 20 else []
-    out += [("twoshot", 0, 512, 0), ("twoshot", 0, 256, 0), ("twoshot", 128, 1024, 0)]
+    out += [("twoshot_ll", 0, 512, 0), ("twoshot_ll", 0, 256, 0)]
+    out += [("twoshot", 0, 512, 0), ("twoshot", 0, 256, 0), ("twoshot", 0, 1024, 0),
+            ("twoshot", 32, 1024, 0)]
     out += [("ring", c, t, m) for c, t in ((128, 1024), (64, 1024), (64, 512), (32, 1024))
             for m in (16384, 4096, 1024)]
     return out
@@ -362,7 +364,8 @@ def sweep(me, n, header):
         write_paths(header, n, best)
 
 
-ENUM = {"ll": "P_LL", "oneshot": "P_ONESHOT", "twoshot": "P_TWOSHOT", "ring": "P_RING"}
+ENUM = {"ll": "P_LL", "oneshot": "P_ONESHOT", "twoshot_ll": "P_TWOSHOT_LL",
+        "twoshot": "P_TWOSHOT", "ring": "P_RING"}
 
 
 def write_paths(header, n, best):
@@ -372,7 +375,7 @@ def write_paths(header, n, best):
         return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
 
     def name(c):
-        grid = f" {c[1] or 'max'}x{c[2] or 'def'}" if c[0] in ("twoshot", "ring") else ""
+        grid = f" {c[1] or 'max'}x{c[2] or 'def'}" if c[0] not in ("ll", "oneshot") else ""
         return c[0] + grid + (f"/{c[3]}" if c[0] == "ring" else "")
 
     head, keep = [], []
