@@ -176,7 +176,7 @@ def line(op, impl, n, nbytes, us, bus=True, iters=REPS):
           f"busbw_GBps={alg * 2 * (n - 1) / n if n > 1 else alg:.2f}", flush=True)
 
 
-PATHS = ("ll", "oneshot", "twoshot_ll", "twoshot", "ring")  # the module's paths (torch_3_6.cu, _force)
+PATHS = ("ll", "oneshot", "twoshot_ll", "twoshot", "ring")  # torch_3_6.cu's paths (_force)
 CYCLES_PER_US = 2000  # about the SM clock in MHz of an H100 or H200 (only roughly needed)
 LEAD_US = 500     # an allreduce: its host side (Python, checks, the launch) takes tens of us
 STEP_LEAD_US = 4000  # a training step: PyTorch's host side launches dozens of kernels
@@ -203,8 +203,8 @@ def bench(me, n):
             impls += [("tshmem_ll", lambda: ts.allreduce_(mine), "ll"),
                       ("tshmem_3.3", lambda: ts.allreduce_(mine), "oneshot")]
         impls.append(("nccl", lambda: dist.all_reduce(theirs), "auto"))
-        for impl, fn, path in impls:
-            ts._C._force(path)
+        for impl, fn, how in impls:  # (`path` is the file NCCL's group meets through)
+            ts._C._force(how)
             us = timed(fn, lead_us=LEAD_US)
             host = timed(fn)
             if me == 0:
@@ -375,7 +375,8 @@ def write_paths(header, n, best):
         return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
 
     def name(c):
-        grid = f" {c[1] or 'max'}x{c[2] or 'def'}" if c[0] not in ("ll", "oneshot") else ""
+        grid = (f" {c[1]} x {c[2] or 'default'}" if c[1] else f" {c[2]} threads" if c[2]
+                else "")
         return c[0] + grid + (f"/{c[3]}" if c[0] == "ring" else "")
 
     head, keep = [], []
