@@ -1,8 +1,10 @@
 """torch_3_6.py: chapter 3.6's module on GPUs (tshmem_cuda), one process per GPU (tools/gpu-torch).
 
 Checks, as "PASS name" / "FAIL name: why" lines: tensors on the NVSHMEM heap (torch.cuda,
-through DLPack kDLCUDA), peer views, the allreduce on PyTorch's stream, DataParallel driving it
-for 30 steps against one process (the CPU chapter's bound, u = 2^-24). Then, as bench lines,
+through DLPack kDLCUDA), peer views, the allreduce on PyTorch's stream (on the path the table
+picks, and on every path forced), DataParallel driving it for 30 steps against one process (the
+CPU chapter's bound, u = 2^-24). With --sweep FILE, then every path timed at each size of
+SWEEP_SIZES and the fastest written into FILE (torch_3_6_paths.h); else, as bench lines,
 the allreduce against torch.distributed over NCCL and a training step against
 DistributedDataParallel over NCCL, each call timed alone (CUDA events, the slowest PE, the median
 of 30; a step's of 90, in three rounds taking turns). On 1 GPU the allreduce of 3.3 has nothing
