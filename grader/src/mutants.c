@@ -3,14 +3,15 @@
  * lines that patch skips:
  *     mistake: <the mistake, as the page predicts it>
  *     page: <the page's section that predicts it>
+ *     tests: <the suite's tests that catch it, as the page names them>
  *     expect: <a fragment the failure must contain>   (one line or more: each must be there)
  * Each is built as a variant of the reference (make MUTANT=X.Y/NAME IMPL=solutions: only the
- * patched files compile, every other object is the reference's), and the chapter's suite runs
- * on it, stopping at its first failed test. A mutant is caught when a test fails by a check,
- * not by a timeout (the report shows how long it took), with a message holding every expect
- * fragment. Where the
- * first failure does not name it, the whole suite runs again and any failed test may. Two
- * mutants run side by side. */
+ * patched files compile, every other object is the reference's), and the tests its tests: line
+ * names run on it (Criterion's --filter), stopping at the first that fails. A mutant is caught
+ * when one of them fails by a check, not by a timeout (the report shows how long it took), with
+ * a message holding every expect fragment. Where none does, the whole suite runs once more, for
+ * the report alone: which tests fail and whether one of them would name it. Two mutants run
+ * side by side. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -56,25 +57,80 @@ static void read_mutant(const struct course *c, struct mutant *m)
             diff = 1;
             break;
         }
+        char names[sizeof m->tests];
         if (header(line, "expect", m->expect[m->nexpect < MUTANT_EXPECTS ? m->nexpect : 0],
-                   sizeof m->expect[0]))
+                   sizeof m->expect[0])) {
             m->nexpect += m->nexpect < MUTANT_EXPECTS;
-        else if (!header(line, "mistake", m->mistake, sizeof m->mistake))
+        } else if (header(line, "tests", names, sizeof names)) {
+            for (char *save = NULL, *t = strtok_r(names, " \t,", &save); t;
+                 t = strtok_r(NULL, " \t,", &save)) {
+                if (m->ntests == MUTANT_TESTS || strlen(t) >= sizeof m->tests[0]) {
+                    snprintf(m->problem, sizeof m->problem, "its tests: line names more than %d "
+                             "tests, or one longer than %zu characters", MUTANT_TESTS,
+                             sizeof m->tests[0] - 1);
+                    break;
+                }
+                snprintf(m->tests[m->ntests++], sizeof m->tests[0], "%s", t);
+            }
+        } else if (!header(line, "mistake", m->mistake, sizeof m->mistake)) {
             header(line, "page", m->page, sizeof m->page);
+        }
     }
     free(line);
     if (f)
         fclose(f);
+    if (m->problem[0])
+        return;
     if (!f)
         snprintf(m->problem, sizeof m->problem, "cannot read it: %s", strerror(errno));
     else if (!diff)
         snprintf(m->problem, sizeof m->problem,
                  "it holds no diff after its header (diff -u of the reference's file)");
-    else if (!m->mistake[0] || !m->page[0] || !m->nexpect || !m->expect[0][0])
+    else if (!m->mistake[0] || !m->page[0] || !m->ntests || !m->nexpect || !m->expect[0][0])
         snprintf(m->problem, sizeof m->problem,
-                 "its header lacks %s: before the diff, write \"mistake: ...\", \"page: ...\" "
-                 "and \"expect: ...\" lines",
-                 !m->mistake[0] ? "mistake:" : !m->page[0] ? "page:" : "expect:");
+                 "its header has no %s line: before the diff, write \"mistake: ...\", \"page: ...\", "
+                 "\"tests: ...\" (the tests that catch it, as the page names them) and "
+                 "\"expect: ...\" lines",
+                 !m->mistake[0] ? "mistake:" : !m->page[0] ? "page:" : !m->ntests ? "tests:"
+                                                                                : "expect:");
+}
+
+/* The chapter's tests as its suite's source declares them: "Test(ch2_2, name," in a Criterion
+ * suite (*suite gets "ch2_2"); for a GPU chapter (test_3_3.cu), its source text. NULL when the
+ * source cannot be read. Caller frees. */
+static char *suite_source(const struct course *c, const struct chapter *ch, char suite[32])
+{
+    char grading[CHAPTER_PATH_MAX], path[PATH_MAX];
+    size_t len = 0;
+    chapter_path(ch, CH_GRADING, grading, sizeof grading);
+    suite[0] = '\0';
+    if (path_format(path, "%s/%s/%s.%s", c->root, grading, ch->suite,
+                    ch->requires[0] ? "cu" : "c") != 0)
+        return NULL;
+    char *text = read_file(path, &len);
+    const char *t = text ? strstr(text, "\nTest(") : NULL;
+    if (t)
+        snprintf(suite, 32, "%.*s", (int)strcspn(t + 6, ", \n"), t + 6);
+    return text;
+}
+
+/* Every name of the tests: line must be a test of the chapter's suite. */
+static void check_tests(const struct chapter *ch, const char *source, const char *suite,
+                        struct mutant *m)
+{
+    for (int i = 0; i < m->ntests && !m->problem[0]; i++) {
+        char decl[160];
+        if (suite[0])
+            snprintf(decl, sizeof decl, "Test(%s, %s,", suite, m->tests[i]);
+        else
+            snprintf(decl, sizeof decl, "%s", m->tests[i]);
+        if (!source || !strstr(source, decl))
+            snprintf(m->problem, sizeof m->problem,
+                     "its tests: line names %s, which is not a test of %s's suite "
+                     "(grader/chapters/%s/%s.%s): name the test that catches it, as the page "
+                     "does", m->tests[i], ch->id, ch->id, ch->suite,
+                     ch->requires[0] ? "cu" : "c");
+    }
 }
 
 int mutants_of(const struct course *c, const struct chapter *ch, struct mutant **out)
@@ -103,6 +159,12 @@ int mutants_of(const struct course *c, const struct chapter *ch, struct mutant *
     }
     if (d)
         closedir(d);
+    char suite[32], *source = n ? suite_source(c, ch, suite) : NULL;
+    for (int i = 0; i < n; i++) {
+        snprintf((*out)[i].suite, sizeof (*out)[i].suite, "%s", suite);
+        check_tests(ch, source, suite, &(*out)[i]);
+    }
+    free(source);
     if (n > 1)
         qsort(*out, (size_t)n, sizeof **out, by_name);
     return n;
@@ -192,8 +254,8 @@ static int judge(const struct mutant *m, const struct chapter_run *r, struct mut
         if (t->passed)
             continue;
         if (failed++ == 0)
-            fprintf(f, "      the suite's failed tests do not catch it as the page says: one must "
-                       "fail by a check, not by a timeout, with a message holding");
+            fprintf(f, "      its failed tests do not catch it as the page says: one must fail by "
+                       "a check, not by a timeout, with a message holding");
         if (failed == 1)
             for (int k = 0; k < m->nexpect; k++)
                 fprintf(f, "%s\"%s\"%s", k ? (k == m->nexpect - 1 ? " and " : ", ") : " ",
@@ -207,8 +269,21 @@ static int judge(const struct mutant *m, const struct chapter_run *r, struct mut
     if (failed > 3)
         fprintf(f, "      (%d more failed tests)\n", failed - 3);
     if (!failed && r->n)
-        fprintf(f, "      every test of the suite passed on it: no test sees this mistake\n");
+        fprintf(f, "      %s passed on it: %s\n",
+                m->ntests == 1 && r->n == 1 ? "the test" : "every test that ran",
+                "none of them sees this mistake");
     return 0;
+}
+
+/* Criterion's --filter for the tests a mutant names: "ch2_2/name" or "ch2_2/@(a|b)". */
+static void name_filter(const struct mutant *m, struct variant *var)
+{
+    size_t room = sizeof var->filter, n = 0;
+    n += (size_t)snprintf(var->filter, room, "%s/%s", m->suite, m->ntests > 1 ? "@(" : "");
+    for (int i = 0; i < m->ntests && n < room; i++)
+        n += (size_t)snprintf(var->filter + n, room - n, "%s%s", i ? "|" : "", m->tests[i]);
+    if (m->ntests > 1 && n < room)
+        snprintf(var->filter + n, room - n, ")");
 }
 
 static void run_one(const struct course *c, const struct mutant *m, struct mutant_verdict *v)
@@ -217,8 +292,11 @@ static void run_one(const struct course *c, const struct mutant *m, struct mutan
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     memset(v, 0, sizeof *v);
+    /* The tests that catch it, as the page names them, and only those: the rest of the suite
+       would only pass, or stop at the same mistake later. */
     struct variant var = {.impl = "solutions", .strict = 1, .fail_fast = 1};
     snprintf(var.mutant, sizeof var.mutant, "%s/%s", m->ch->id, m->name);
+    name_filter(m, &var);
     struct chapter_run r;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -227,17 +305,40 @@ static void run_one(const struct course *c, const struct mutant *m, struct mutan
     if (!r.built) {
         fprintf(f, "      the mutant does not build, or its suite does not start:\n");
         head(f, r.build_log, 12);
-    } else if (!(caught = judge(m, &r, v, f)) && run_passed(&r) < r.n) {
-        /* The first failure does not name it: any test of the whole suite may. */
+    } else if (!(caught = judge(m, &r, v, f)) && r.n < m->ntests && run_passed(&r) < r.n) {
+        /* The first of them to fail did not name it, and stopped the others: all of them. */
         chapter_run_free(&r);
         fclose(f);
         free(text);
         text = NULL;
         f = open_memstream(&text, &len);
         var.fail_fast = 0;
-        v->full = 1;
         chapter_run(c, m->ch, &var, &r, NULL);
         caught = r.built && judge(m, &r, v, f);
+    }
+    if (!caught && r.built && !grader_stop) {
+        /* Not caught: the whole suite, for the report alone (a test that names it elsewhere
+           still leaves the mutant uncaught until the page and tests: name that test). */
+        chapter_run_free(&r);
+        var.fail_fast = 0;
+        var.filter[0] = '\0';
+        v->full = 1;
+        chapter_run(c, m->ch, &var, &r, NULL);
+        struct mutant_verdict other = {0};
+        char *more = NULL;
+        size_t more_len = 0;
+        FILE *g = open_memstream(&more, &more_len);
+        if (r.built && judge(m, &r, &other, g))
+            fprintf(f, "      the whole suite ran on it: %s catches it by name (%.1f s); if the "
+                       "page means that test, name it in the page and in tests:\n",
+                    other.test, other.seconds);
+        else if (r.built)
+            fprintf(f, "      the whole suite ran on it:\n");
+        if (g)
+            fclose(g);
+        if (r.built && !other.caught && more)
+            fputs(more, f);
+        free(more);
     }
     chapter_run_free(&r);
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -353,8 +454,8 @@ static void print_verdict(void *ctx, const struct mutant *m, const struct mutant
 {
     struct tally *t = ctx;
     if (v->caught)
-        printf("  ok    %s %s: caught by %s in %.1f s%s\n", m->ch->id, m->name, v->test,
-               v->seconds, v->full ? " (the whole suite ran: its first failure did not name it)" : "");
+        printf("  ok    %s %s: caught by %s in %.1f s\n", m->ch->id, m->name, v->test,
+               v->seconds);
     else
         printf("  FAIL  %s %s (%s): %s\n%s", m->ch->id, m->name, m->page,
                m->mistake[0] ? m->mistake : "(no mistake: line)", v->detail ? v->detail : "");

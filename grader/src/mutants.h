@@ -8,8 +8,10 @@
 #include "course.h"
 
 #define MUTANT_EXPECTS 4
+#define MUTANT_TESTS 6
 
-/* One patch and its header lines (mistake:, page:, expect:, which patch itself skips). */
+/* One patch and its header lines (mistake:, page:, tests:, expect:, which patch itself
+ * skips). */
 struct mutant {
     const struct chapter *ch;
     char name[64];          /* "oneshot-no-done" */
@@ -18,6 +20,10 @@ struct mutant {
     char page[160];
     char expect[MUTANT_EXPECTS][160]; /* each must be in the failed test's message */
     int nexpect;
+    char tests[MUTANT_TESTS][96]; /* the suite's tests that catch it (tests: a b), as the page
+                                     names them: only these run */
+    int ntests;
+    char suite[32];    /* the Criterion suite's name, "ch2_2" ("" for a GPU chapter) */
     char problem[256]; /* what is wrong with the file itself, or "" */
 };
 
@@ -31,7 +37,7 @@ struct mutant_verdict {
     int skipped;    /* 1: its chapter cannot run here (GPUs, PyTorch): detail says why */
     double seconds; /* the catching test's, or the run's */
     char test[96];  /* the test that caught it */
-    int full;       /* 1: the whole suite ran (its first failed test did not name it) */
+    int full;       /* 1: the whole suite ran too (the tests it names did not catch it) */
     char *detail;   /* for a person: why it was not caught, or the catching message's head */
 };
 

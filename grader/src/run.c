@@ -365,7 +365,7 @@ static void suite_path(const struct course *c, const struct chapter *ch, char pa
 }
 
 static void run_suite(const struct course *c, const struct chapter *ch, const char *bindir,
-                      int share, int fail_fast, struct chapter_run *out,
+                      int share, int fail_fast, const char *filter, struct chapter_run *out,
                       const struct run_events *ev)
 {
     char report[] = "/tmp/tshmem-report-XXXXXX", suite[PATH_MAX], bin[PATH_MAX],
@@ -392,7 +392,14 @@ static void run_suite(const struct course *c, const struct chapter *ch, const ch
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     char jobs[32];
     snprintf(jobs, sizeof jobs, "--jobs=%ld", cores < 2 ? 2 : cores > 8 ? 8 : cores);
-    char *argv[] = {suite, jobs, fail_fast ? "--fail-fast" : NULL, NULL};
+    char filter_arg[sizeof "--filter=" + sizeof ((struct variant *)0)->filter];
+    snprintf(filter_arg, sizeof filter_arg, "--filter=%s", filter ? filter : "");
+    char *argv[5] = {suite, jobs}, **arg = argv + 2;
+    if (fail_fast)
+        *arg++ = "--fail-fast";
+    if (filter && filter[0])
+        *arg++ = filter_arg;
+    *arg = NULL;
     struct report_reader rr = {.f = fd >= 0 ? fopen(report, "r") : NULL, .out = out, .ev = ev};
     pid_t pid = log_fd >= 0 ? spawn_in_root(c, argv, env, log_fd, 1) : -1;
     if (pid > 0)
@@ -516,7 +523,7 @@ int chapter_run(const struct course *c, const struct chapter *ch, const struct v
     if (!strcmp(v->impl, "learner"))
         out->warnings = learner_warnings(c, v);
     int stub = !strcmp(v->impl, "stubs") || strstr(v->stub, ch->id) != NULL;
-    run_suite(c, ch, dir, !stub, v->fail_fast, out, ev);
+    run_suite(c, ch, dir, !stub, v->fail_fast, v->filter, out, ev);
     free(dir);
     return out->built && !out->interrupted && out->n > 0 && run_passed(out) == out->n ? 0 : -1;
 }

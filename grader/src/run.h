@@ -43,6 +43,8 @@ struct variant {
     char mutant[96];  /* "2.2/oneshot-no-done": the reference with that predicted mistake
                          (MUTANT=, grader/chapters/2.2/mutants/oneshot-no-done.patch) */
     int fail_fast;    /* the suite stops at its first failed test (Criterion's --fail-fast) */
+    char filter[640]; /* only these tests run: Criterion's --filter pattern,
+                         "ch2_2/@(oneshot_large_count|ring_large_count)"; "" for all */
 };
 
 /* Called as a run goes: phase is "build" (total 0), then "run" (total = the suite's tests);

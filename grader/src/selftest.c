@@ -346,7 +346,7 @@ static void check_mutant_count(const struct course *c, const struct chapter *ch)
     snprintf(what, sizeof what, "%s: at least two of its page's predicted mistakes are mutants "
              "(grader/chapters/%s/mutants/)", ch->id, ch->id);
     snprintf(detail, sizeof detail, "    it has %d: write each as NAME.patch, a diff -u of the "
-             "reference after mistake:, page: and expect: lines (MAINTAINING.md, \"Mutants\")", n);
+             "reference after mistake:, page:, tests: and expect: lines (MAINTAINING.md, \"Mutants\")", n);
     check(n >= 2, what, detail);
 }
 

@@ -52,7 +52,13 @@ void tshmem_reduce_begin(struct tshmem_reduce_call *c, const char *func, tshmem_
     TSHMEM_TODO("Checking the call", "check membership, type, operation, sizes and buffers, then fill in c");
 }
 
-/* TODO (chapter 2.2, "The selector"): the crossover table, measured, and the choice it makes */
+/* The algorithm for TSHMEM_ALGO_AUTO: a forced algorithm never comes here (reduce, below, runs
+ * it as it is), so each algorithm can be checked as soon as it is written. */
+static enum tshmem_algo select_algo(const struct tshmem_reduce_call *c)
+{
+    (void)c;
+    TSHMEM_TODO("The selector", "the crossover table, measured, and the choice it makes");
+}
 
 /* Provided (chapter 2.5): 1 if the team spans nodes, some node holds two or more of its PEs,
  * and the hierarchy pays. Then AUTO runs the hierarchical allreduce, which keeps most of the
@@ -97,7 +103,21 @@ static int reduce(const char *func, enum tshmem_fn fn, tshmem_team_t team, void 
     /* Chapter 2.5 (provided): a team across nodes, reduced node by node. */
     if (algo == TSHMEM_ALGO_HIERARCHICAL || (algo == TSHMEM_ALGO_AUTO && hierarchy_pays(&c)))
         return c.count == 0 ? 0 : tshmem_allreduce_hierarchical(&c);
-    TSHMEM_TODO("The selector", "check algo, pick one for AUTO, then run it");
+    /* Provided: an unknown algo is refused; a forced one runs as it is, AUTO as select_algo
+       chooses. */
+    int (*const run[])(const struct tshmem_reduce_call *) = {
+        [TSHMEM_ALGO_ONESHOT] = tshmem_allreduce_oneshot,
+        [TSHMEM_ALGO_RECURSIVE_DOUBLING] = tshmem_allreduce_recursive_doubling,
+        [TSHMEM_ALGO_RING] = tshmem_allreduce_ring,
+        [TSHMEM_ALGO_TWO_SHOT] = tshmem_allreduce_twoshot,
+    };
+    if (algo != TSHMEM_ALGO_AUTO &&
+        ((unsigned)algo >= sizeof run / sizeof run[0] || run[algo] == NULL))
+        tshmem_fail(func, "algo %d is not an allreduce algorithm: use TSHMEM_ALGO_AUTO, _ONESHOT, "
+                    "_RECURSIVE_DOUBLING, _RING, _TWO_SHOT or _HIERARCHICAL.", (int)algo);
+    if (c.count == 0)
+        return 0; /* nothing to combine: no PE needs to hear from another */
+    return run[algo == TSHMEM_ALGO_AUTO ? select_algo(&c) : algo](&c);
 }
 
 int tshmem_allreduce(tshmem_team_t team, void *dest, const void *source, size_t count,

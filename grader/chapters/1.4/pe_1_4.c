@@ -1,6 +1,11 @@
 /* pe_1_4.c: the PE side of chapter 1.4's tests: signals, waits, atomics, barriers. */
 #include "pe_test.h"
 
+/* The tests of signals and waits (signal_visibility, signal_add_set, compare) wait for the PEs
+ * with pe_sync (MPI_Barrier), not tshmem_barrier_all, and set words with signals, not atomics:
+ * they pass as soon as signals and waits are written, before atomics and the barrier, in the
+ * order the page gives the tasks. */
+
 /* Ring: PE i sends rounds of data with put_signal to PE i+1, which checks that whenever it
  * sees the signal it sees the data. Acks flow back so data is never overwritten unread. */
 static void signal_visibility(int argc, char **argv)
@@ -30,7 +35,7 @@ static void signal_visibility(int argc, char **argv)
                           (unsigned long long)data[w]);
         tshmem_signal_op(ack, r, TSHMEM_SIGNAL_SET, prev);
     }
-    tshmem_barrier_all();
+    pe_sync();
     tshmem_finalize();
 }
 
@@ -50,10 +55,10 @@ static void signal_add_set(int argc, char **argv)
         else
             tshmem_signal_op(sig, 1, TSHMEM_SIGNAL_ADD, 0);
     }
-    /* After the barrier every PE's K signals are complete: the total is read once, so that a
-     * signal that overwrites instead of adding shows as a wrong total, not as a wait that
-     * never ends. */
-    tshmem_barrier_all();
+    /* After the barrier every PE's K signals are complete (on one node a signal is complete when
+     * its call returns): the total is read once, so that a signal that overwrites instead of
+     * adding shows as a wrong total, not as a wait that never ends. */
+    pe_sync();
     if (me == 0) {
         uint64_t total = tshmem_signal_fetch(sig);
         CHECK(total == (uint64_t)n * K, "signal total %llu after %d PEs each signalled "
@@ -63,13 +68,13 @@ static void signal_add_set(int argc, char **argv)
             CHECK(data[pe] == pe + 1, "put_signal ADD from PE %d: data byte is %d, expected %d",
                   pe, data[pe], pe + 1);
     }
-    tshmem_barrier_all();
+    pe_sync();
     tshmem_signal_op(word, 40 + (uint64_t)me, TSHMEM_SIGNAL_SET, (me + 1) % n);
-    tshmem_barrier_all();
+    pe_sync();
     uint64_t got = tshmem_signal_fetch(word);
     CHECK(got == 40 + (uint64_t)((me + n - 1) % n), "SIGNAL_SET from PE %d: fetched %llu, expected "
           "%d", (me + n - 1) % n, (unsigned long long)got, 40 + (me + n - 1) % n);
-    tshmem_barrier_all();
+    pe_sync();
     tshmem_finalize();
 }
 
@@ -82,7 +87,7 @@ static void compare(int argc, char **argv)
     pe_init();
     int me = tshmem_my_pe(), n = tshmem_n_pes();
     uint64_t *w = tshmem_calloc(1, sizeof(uint64_t)), *late = tshmem_calloc(1, sizeof(uint64_t));
-    tshmem_uint64_atomic_set(w, 5, me);
+    tshmem_signal_op(w, 5, TSHMEM_SIGNAL_SET, me);
     static const int truth[6][3] = {/* vs 4, 5, 6 */
                                     {0, 1, 0}, {1, 0, 1}, {1, 0, 0},
                                     {1, 1, 0}, {0, 0, 1}, {0, 1, 1}};
@@ -99,7 +104,7 @@ static void compare(int argc, char **argv)
             }
         }
     /* A wait that must really wait: the previous PE sets our word a little later. */
-    tshmem_barrier_all();
+    pe_sync();
     if (n > 1) {
         usleep(20000);
         tshmem_signal_op(late, 11 + (uint64_t)me, TSHMEM_SIGNAL_SET, (me + 1) % n);
@@ -107,7 +112,7 @@ static void compare(int argc, char **argv)
         CHECK(s == 11 + (uint64_t)((me + n - 1) % n), "signal_wait_until(GT 10) returned %llu",
               (unsigned long long)s);
     }
-    tshmem_barrier_all();
+    pe_sync();
     tshmem_finalize();
 }
 

@@ -58,7 +58,11 @@ static size_t parse_size(const char *s)
 }
 
 /* rma SIZE...: every PE puts SIZE bytes into its own block of every other PE, then reads every
- * PE's block for it back with get. Off-node and on-node PEs alike; blocking and nbi. */
+ * PE's block for it back with get. Off-node and on-node PEs alike; blocking and nbi. Between
+ * the phases: tshmem_quiet, then MPI_Barrier (pe_sync), which is tshmem_barrier_all without its
+ * signals: a barrier's flags cross nodes as signals (REQ_SIGNAL, or chapter 2.6's UCX
+ * atomics), and this test is the first of put, get and quiet, which it checks before signals
+ * are written. */
 static void rma(int argc, char **argv)
 {
     start();
@@ -77,13 +81,14 @@ static void rma(int argc, char **argv)
             else
                 tshmem_putmem(blocks + (size_t)me * size, mine, size, to);
         }
-        tshmem_barrier_all();
+        tshmem_quiet(); /* barrier_all without its signals: see above */
+        pe_sync();
         for (int src = 0; src < npes; src++) {
             if (src == me)
                 continue;
             for (size_t i = 0; i < size; i++)
                 CHECK_OR_STOP(blocks[(size_t)src * size + i] == pattern(src, i, a),
-                              "after a put of %zu bytes from PE %d (node %d) and barrier_all, "
+                              "after a put of %zu bytes from PE %d (node %d), quiet and a barrier, "
                               "byte %zu is %u, expected %u", size, src, node_of(src), i,
                               blocks[(size_t)src * size + i], pattern(src, i, a));
         }
@@ -104,7 +109,8 @@ static void rma(int argc, char **argv)
             CHECK_OR_STOP(back[size] == 0, "a get of %zu bytes from PE %d wrote past the end",
                           size, from);
         }
-        tshmem_barrier_all();
+        tshmem_quiet(); /* barrier_all without its signals: see above */
+        pe_sync();
         tshmem_free(blocks);
         free(mine);
         free(back);

@@ -9,9 +9,10 @@
  * after the kernels that wrote t, and returns at once. allreduce_start(t, compute, comm) makes
  * the communication stream wait for the compute stream (an event), launches there, and records
  * an event that Handle.wait(stream) makes the compute stream wait for: the CPU never blocks.
- * Calls up to 1 MiB take a low-latency path of this file's own (ll_allreduce_kernel, below),
- * larger ones chapter 3.3's ring. float32 only (3.3's allreduce sums floats). Errors are Python
- * exceptions with a sentence. */
+ * Each call takes the path measured fastest for its size and the number of PEs
+ * (torch_3_6_paths.h): a low-latency path (ll_allreduce_kernel, below) or a two-shot path of
+ * this file's own, or chapter 3.3's one shot or ring with a grid of its own. float32 only
+ * (3.3's allreduce sums floats). Errors are Python exceptions with a sentence. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
@@ -121,23 +122,73 @@ static struct alloc *find(const char *p, size_t bytes)
  * the link at 64 MiB); smaller calls take fewer blocks anyway (one per 64 KiB of a segment). */
 #define TORCH_AR_CTAS 128
 #define TORCH_AR_THREADS 1024
-#define TORCH_LL_DEFAULT (1 << 20) /* bytes: calls up to this size take the LL path (below) */
+#define TORCH_AR_MIN_CHUNK 16384
+
+/* The paths a call can take. Which one, and its grid, depend on the call's size AND on the
+ * number of PEs: on two GPUs the LL path wins up to 1 MiB; on four it stores three times the
+ * bytes (26.1 us at 1 MiB on four H100s, against NCCL's 20.6), and the two-shot paths win from
+ * 256 KiB to 8 MiB (19.2 us at 1 MiB, 34.1 at 4 MiB against 42.8). torch_3_6_paths.h holds
+ * the choice as the sweep (tools/gpu-torch --sweep) measured it: each path forced, the fastest
+ * kept. */
+enum { P_AUTO, P_LL, P_ONESHOT, P_TWOSHOT_LL, P_TWOSHOT, P_RING, P_END };
+static const char *const path_names[] = {"auto",       "ll",      "oneshot",
+                                         "twoshot_ll", "twoshot", "ring"};
+struct choice {
+    int pes;          /* measured with this many PEs (a job of n uses the largest pes <= n) */
+    size_t max_bytes; /* calls up to this size (0: any size) */
+    int path, ctas, threads;
+    size_t min_chunk; /* floats (the ring's) */
+};
+#include "torch_3_6_paths.h"
 
 /* Small calls: NCCL's "low-latency" protocol. Each float travels with the call's number in one
  * 8-byte store into every peer's landing area, through nvshmem_ptr; a peer polls its own memory
  * until every word carries the number, then sums the n copies in PE order (the same bits on
  * every PE). No fence, no separate flag: one NVLink crossing where the one-shot path of 3.3 has
  * a put, a system fence, a flag and a quiet. Odd and even calls use two areas, so a PE one call
- * ahead never overwrites words a peer is still reading. Twice the bytes on the link, so only
- * for small calls: on two H200s it beat 3.3's one shot at every size up to 1 MiB (7.0 against
- * 10.4 us at 4 KiB, 8.8 against 11.8 at 256 KiB, 13.0 against 15.0 at 1 MiB, on the GPU), the
- * default threshold; the study prints both (tshmem_ll, tshmem_3.3). */
-#define TORCH_LL_MAX (1 << 20) /* bytes: the largest call _ll may send this way */
+ * ahead never overwrites words a peer is still reading. Twice the bytes on the link, times
+ * n - 1 peers, so only for small calls: on two H200s it beat 3.3's one shot at every size up to
+ * 1 MiB (7.0 against 10.4 us at 4 KiB, 8.8 against 11.8 at 256 KiB, 13.0 against 15.0 at
+ * 1 MiB, on the GPU); the study prints each path forced (tshmem_ll, tshmem_3.3, ...). */
+#define TORCH_LL_MAX (1 << 20) /* bytes: the largest call the LL path may take */
 #define TORCH_LL_WORDS (TORCH_LL_MAX / 4)
 #define TORCH_LL_THREADS 256
 static unsigned long long *ll_area; /* symmetric: [2][n_pes][TORCH_LL_WORDS] */
-static uint32_t ll_seq;
-static size_t ll_max; /* bytes: calls up to this size take the LL path (0: never) */
+static uint32_t ll_seq; /* calls of the LL and two-shot paths so far (they share it) */
+static int ll_ok; /* every peer is reachable by stores (nvshmem_ptr): LL and two-shot allowed */
+
+/* Middle calls on several PEs: two shots. The buffer is cut into n segments; each PE sends
+ * segment q of its data to PE q (reduce-scatter), PE q sums the n copies of its segment in PE
+ * order and sends the sum to every peer (allgather): two crossings where the LL path has one,
+ * but each PE sends 2 (n - 1) / n of the buffer where the LL path sends n - 1 buffers (twice
+ * over, in LL words). Two kinds: twoshot_ll sends LL words (no flag, no fence; each thread owns
+ * one position j of every segment, so no thread waits for another of its own PE); twoshot
+ * sends the floats themselves, into the owner's landing area and then straight into every
+ * peer's data, and block b raises one flag per peer after a system fence (as 3.3's one shot
+ * does). Both grids are kept small enough to be on the GPU all at once (block b of one PE waits
+ * for block b of the others). Odd and even calls use separate areas, as in the LL path. */
+#define TORCH_TS_MAX (8 << 20) /* bytes: the largest call the two-shot path may take */
+#define TORCH_TS_PES 8         /* the most PEs it serves (peer addresses held per thread) */
+#define TORCH_TS_BLOCKS 128    /* the most blocks of the twoshot path (flags per PE) */
+static unsigned long long *ts_area; /* symmetric: [2 phases][2 parities][n_pes][ts_seg] words */
+static float *tsd_area;             /* symmetric: [2 parities][n_pes][ts_seg] floats */
+static uint64_t *tsd_flags;         /* symmetric: [2 phases][2 parities][n_pes][TS_BLOCKS] */
+static size_t ts_seg;               /* floats of one PE's slot (a multiple of 4) */
+static int ts_resident;             /* blocks of TORCH_TS_THREADS the GPU holds at once */
+
+__device__ inline unsigned long long ll_word(uint32_t seq, float v)
+{
+    return (unsigned long long)seq << 32 | __float_as_uint(v);
+}
+
+__device__ inline float ll_wait(const unsigned long long *at, uint32_t seq)
+{
+    volatile const unsigned long long *w = at;
+    unsigned long long got;
+    while ((uint32_t)((got = *w) >> 32) != seq)
+        ;
+    return __uint_as_float((uint32_t)got);
+}
 
 __global__ void ll_allreduce_kernel(float *data, unsigned long long *area, size_t count,
                                     uint32_t seq)
@@ -147,46 +198,217 @@ __global__ void ll_allreduce_kernel(float *data, unsigned long long *area, size_
     if (i >= count)
         return;
     float v = data[i];
-    unsigned long long word = (unsigned long long)seq << 32 | __float_as_uint(v);
+    unsigned long long word = ll_word(seq, v);
     unsigned long long *mine = area + (par * n + me) * TORCH_LL_WORDS + i;
     for (int k = 1; k < n; k++)
         *(volatile unsigned long long *)nvshmem_ptr(mine, (me + k) % n) = word;
     float sum = 0;
-    for (int p = 0; p < n; p++) {
-        if (p == me) {
-            sum += v;
-            continue;
-        }
-        volatile unsigned long long *w = area + (par * n + p) * TORCH_LL_WORDS + i;
-        unsigned long long got;
-        while ((uint32_t)((got = *w) >> 32) != seq)
-            ;
-        sum += __uint_as_float((uint32_t)got);
-    }
+    for (int p = 0; p < n; p++)
+        sum += p == me ? v : ll_wait(area + (par * n + p) * TORCH_LL_WORDS + i, seq);
     data[i] = sum;
 }
 
-/* The allreduce of `count` floats at `data` on `st`: LL up to ll_max, else chapter 3.3's. */
+__global__ void twoshot_allreduce_kernel(float *data, unsigned long long *area, size_t count,
+                                         size_t seg, size_t slot, uint32_t seq)
+{
+    int me = nvshmem_my_pe(), n = nvshmem_n_pes();
+    size_t par = seq & 1, stride = (size_t)gridDim.x * blockDim.x;
+    size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long *rs = area + (0 * 2 + par) * n * slot; /* [n][slot]: partial segments */
+    unsigned long long *ag = area + (1 * 2 + par) * n * slot; /* [n][slot]: summed segments */
+    volatile unsigned long long *to_rs[TORCH_TS_PES], *to_ag[TORCH_TS_PES];
+    for (int q = 0; q < n; q++) {
+        to_rs[q] = (volatile unsigned long long *)nvshmem_ptr(rs + me * slot, q);
+        to_ag[q] = (volatile unsigned long long *)nvshmem_ptr(ag + me * slot, q);
+    }
+    size_t mine = (size_t)me * seg, my_len = mine < count ? count - mine : 0;
+    my_len = my_len < seg ? my_len : seg;
+    /* Reduce-scatter: my part of segment q lands in slot `me` of PE q's first area. */
+    for (size_t j = first; j < seg; j += stride)
+        for (int k = 1; k < n; k++) {
+            int q = (me + k) % n;
+            size_t i = (size_t)q * seg + j;
+            if (i < count)
+                to_rs[q][j] = ll_word(seq, data[i]);
+        }
+    /* My segment: the n copies in PE order, then the sum to every peer. */
+    for (size_t j = first; j < my_len; j += stride) {
+        float sum = 0;
+        for (int p = 0; p < n; p++)
+            sum += p == me ? data[mine + j] : ll_wait(rs + p * slot + j, seq);
+        data[mine + j] = sum;
+        unsigned long long word = ll_word(seq, sum);
+        for (int k = 1; k < n; k++)
+            to_ag[(me + k) % n][j] = word;
+    }
+    /* Allgather: every other segment's sum, from its owner. */
+    for (size_t j = first; j < seg; j += stride)
+        for (int k = 1; k < n; k++) {
+            int p = (me + k) % n;
+            size_t i = (size_t)p * seg + j;
+            if (i < count)
+                data[i] = ll_wait(ag + p * slot + j, seq);
+        }
+}
+#define TORCH_TS_THREADS 512
+
+/* twoshot: block b owns positions [b * per, b * per + per) of every segment. */
+__device__ inline void ts_signal(uint64_t *flags, int phase, size_t par, int b, uint64_t seq)
+{
+    int me = nvshmem_my_pe(), n = nvshmem_n_pes();
+    __syncthreads(); /* every thread's stores of this phase are issued */
+    if (threadIdx.x < n - 1) {
+        int q = (me + 1 + threadIdx.x) % n;
+        __threadfence_system(); /* they are visible on every GPU before the flag */
+        uint64_t *f = flags + (((size_t)phase * 2 + par) * n + me) * TORCH_TS_BLOCKS + b;
+        *(volatile uint64_t *)nvshmem_ptr(f, q) = seq;
+    }
+}
+
+__device__ inline void ts_wait(uint64_t *flags, int phase, size_t par, int b, uint64_t seq)
+{
+    int me = nvshmem_my_pe(), n = nvshmem_n_pes();
+    if (threadIdx.x < n - 1) {
+        int p = (me + 1 + threadIdx.x) % n;
+        volatile uint64_t *f = flags + (((size_t)phase * 2 + par) * n + p) * TORCH_TS_BLOCKS + b;
+        while (*f < seq)
+            ;
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+__global__ void twoshot_data_kernel(float *data, float *area, uint64_t *flags, size_t count,
+                                    size_t seg, size_t slot, size_t per, uint64_t seq)
+{
+    int me = nvshmem_my_pe(), n = nvshmem_n_pes(), b = blockIdx.x;
+    size_t par = seq & 1, lo = (size_t)b * per, hi = lo + per < seg ? lo + per : seg;
+    /* Reduce-scatter: my part of segment q lands in slot `me` of PE q's area. */
+    for (int k = 1; k < n; k++) {
+        int q = (me + k) % n;
+        float *to = (float *)nvshmem_ptr(area + (par * n + me) * slot, q);
+        for (size_t j = lo + threadIdx.x; j < hi && (size_t)q * seg + j < count; j += blockDim.x)
+            to[j] = data[(size_t)q * seg + j];
+    }
+    ts_signal(flags, 0, par, b, seq);
+    ts_wait(flags, 0, par, b, seq);
+    /* My segment: the n copies in PE order, into my data and straight into every peer's. */
+    float *peer[TORCH_TS_PES];
+    for (int q = 0; q < n; q++)
+        peer[q] = (float *)nvshmem_ptr(data, q);
+    size_t mine = (size_t)me * seg;
+    for (size_t j = lo + threadIdx.x; j < hi && mine + j < count; j += blockDim.x) {
+        float sum = 0;
+        for (int p = 0; p < n; p++)
+            sum += p == me ? data[mine + j] : __ldcg(area + (par * n + p) * slot + j);
+        data[mine + j] = sum;
+        for (int k = 1; k < n; k++)
+            peer[(me + k) % n][mine + j] = sum;
+    }
+    ts_signal(flags, 1, par, b, seq);
+    ts_wait(flags, 1, par, b, seq); /* every other segment's sum is in my data */
+}
+
+/* The path of a call of `bytes` on n PEs: the forced one, else the table's. */
+static int forced = P_AUTO, forced_ctas, forced_threads;
+static size_t forced_min_chunk;
+
+static struct choice choose(size_t bytes, int n)
+{
+    if (forced != P_AUTO)
+        return choice{n, 0, forced, forced_ctas, forced_threads, forced_min_chunk};
+    int pes = 0;
+    for (size_t r = 0; r < sizeof paths / sizeof *paths; r++)
+        if (paths[r].pes <= n && paths[r].pes > pes)
+            pes = paths[r].pes;
+    for (size_t r = 0; r < sizeof paths / sizeof *paths; r++)
+        if (paths[r].pes == pes && (paths[r].max_bytes == 0 || bytes <= paths[r].max_bytes))
+            return paths[r];
+    return choice{n, 0, P_RING, TORCH_AR_CTAS, TORCH_AR_THREADS, TORCH_AR_MIN_CHUNK};
+}
+
+/* The LL and two-shot paths' call number; after 2^32 - 1 calls the numbers would come round
+ * again, and a word last written 2^32 calls ago would pass for new: every PE (all reach this
+ * call) clears both paths' areas first. */
+static uint32_t next_seq(void)
+{
+    if (ll_seq == UINT32_MAX) {
+        int n = nvshmem_n_pes();
+        TG_CUDA(cudaDeviceSynchronize());
+        nvshmem_barrier_all();
+        TG_CUDA(cudaMemset(ll_area, 0, 2 * (size_t)n * TORCH_LL_WORDS * sizeof *ll_area));
+        TG_CUDA(cudaMemset(ts_area, 0, 4 * (size_t)n * ts_seg * sizeof *ts_area));
+        TG_CUDA(cudaMemset(tsd_flags, 0, 4 * (size_t)n * TORCH_TS_BLOCKS * sizeof *tsd_flags));
+        TG_CUDA(cudaDeviceSynchronize());
+        nvshmem_barrier_all();
+        ll_seq = 0;
+    }
+    return ++ll_seq;
+}
+
+/* The allreduce of `count` floats at `data` on `st`, by the path choose() gives. */
 static void allreduce_on(float *data, size_t count, cudaStream_t st)
 {
-    if (count && count * sizeof(float) <= ll_max && nvshmem_n_pes() > 1) {
-        /* After 2^32 - 1 calls the numbers would come round again, and a word last written
-         * 2^32 calls ago would pass for new: every PE (all reach this call) clears first. */
-        if (ll_seq == UINT32_MAX) {
-            size_t bytes = 2 * (size_t)nvshmem_n_pes() * TORCH_LL_WORDS * sizeof *ll_area;
-            TG_CUDA(cudaDeviceSynchronize());
-            nvshmem_barrier_all();
-            TG_CUDA(cudaMemset(ll_area, 0, bytes));
-            TG_CUDA(cudaDeviceSynchronize());
-            nvshmem_barrier_all();
-            ll_seq = 0;
-        }
-        uint32_t seq = ++ll_seq;
+    int n = nvshmem_n_pes();
+    size_t bytes = count * sizeof(float);
+    if (!count || n == 1)
+        return;
+    struct choice c = choose(bytes, n);
+    if (c.path == P_LL && !(ll_ok && bytes <= TORCH_LL_MAX))
+        c.path = P_ONESHOT;
+    if ((c.path == P_TWOSHOT_LL || c.path == P_TWOSHOT) &&
+        !(ll_ok && bytes <= TORCH_TS_MAX && n <= TORCH_TS_PES))
+        c.path = P_RING;
+    if (c.path == P_ONESHOT && bytes > TG_AR_ONESHOT_MAX)
+        c.path = P_RING;
+    if (c.path == P_LL) {
+        uint32_t seq = next_seq();
         unsigned blocks = (unsigned)((count + TORCH_LL_THREADS - 1) / TORCH_LL_THREADS);
         ll_allreduce_kernel<<<blocks, TORCH_LL_THREADS, 0, st>>>(data, ll_area, count, seq);
         TG_CUDA(cudaGetLastError());
         return;
     }
+    if (c.path == P_TWOSHOT) {
+        uint32_t seq = next_seq();
+        size_t seg = ((count + n - 1) / n + 3) & ~(size_t)3;
+        int threads = c.threads ? c.threads : TORCH_TS_THREADS;
+        size_t cap = (size_t)(c.ctas ? c.ctas : TORCH_TS_BLOCKS), want;
+        if (cap > (size_t)ts_resident * TORCH_TS_THREADS / threads)
+            cap = (size_t)ts_resident * TORCH_TS_THREADS / threads; /* on the GPU at once */
+        want = (seg + 2 * threads - 1) / (2 * threads); /* about two floats a thread */
+        size_t blocks = want < cap ? want : cap;
+        blocks = blocks ? blocks : 1;
+        size_t per = (seg + blocks - 1) / blocks;
+        twoshot_data_kernel<<<(unsigned)blocks, threads, 0, st>>>(data, tsd_area, tsd_flags, count,
+                                                                 seg, ts_seg, per, seq);
+        TG_CUDA(cudaGetLastError());
+        return;
+    }
+    if (c.path == P_TWOSHOT_LL) {
+        uint32_t seq = next_seq();
+        size_t seg = (count + n - 1) / n;
+        int threads = c.threads ? c.threads : TORCH_TS_THREADS;
+        int cap = ts_resident; /* the grid on the GPU at once */
+        if (threads != TORCH_TS_THREADS) {
+            int sms = 0, per_sm = 0;
+            TG_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+            TG_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &per_sm, twoshot_allreduce_kernel, threads, 0));
+            cap = sms * (per_sm > 0 ? per_sm : 1);
+        }
+        if (c.ctas && c.ctas < cap)
+            cap = c.ctas;
+        size_t want = (seg + threads - 1) / threads;
+        unsigned blocks = (unsigned)(want < (size_t)cap ? want : cap);
+        twoshot_allreduce_kernel<<<blocks, threads, 0, st>>>(data, ts_area, count, seg, ts_seg,
+                                                             seq);
+        TG_CUDA(cudaGetLastError());
+        return;
+    }
+    ar.oneshot_max = c.path == P_ONESHOT ? TG_AR_ONESHOT_MAX : 0;
+    ar.ctas = c.ctas ? c.ctas : TORCH_AR_CTAS;
+    ar.threads = c.threads ? c.threads : TORCH_AR_THREADS;
+    ar.min_chunk = c.min_chunk ? c.min_chunk : TORCH_AR_MIN_CHUNK;
     tg_allreduce(&ar, data, count, st);
 }
 
@@ -209,11 +431,23 @@ static PyObject *py_init(PyObject *, PyObject *args)
     size_t words = 2 * (size_t)n * TORCH_LL_WORDS;
     ll_area = (unsigned long long *)tg_malloc(words * sizeof *ll_area);
     TG_CUDA(cudaMemset(ll_area, 0, words * sizeof *ll_area));
+    ts_seg = ((TORCH_TS_MAX / sizeof(float) + n - 1) / n + 3) & ~(size_t)3;
+    ts_area = (unsigned long long *)tg_malloc(4 * (size_t)n * ts_seg * sizeof *ts_area);
+    TG_CUDA(cudaMemset(ts_area, 0, 4 * (size_t)n * ts_seg * sizeof *ts_area));
+    tsd_area = (float *)tg_malloc(2 * (size_t)n * ts_seg * sizeof *tsd_area);
+    tsd_flags = (uint64_t *)tg_malloc(4 * (size_t)n * TORCH_TS_BLOCKS * sizeof *tsd_flags);
+    TG_CUDA(cudaMemset(tsd_flags, 0, 4 * (size_t)n * TORCH_TS_BLOCKS * sizeof *tsd_flags));
+    int sms = 0, per_sm = 0;
+    TG_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    TG_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, twoshot_allreduce_kernel,
+                                                          TORCH_TS_THREADS, 0));
+    ts_resident = sms * (per_sm > 0 ? per_sm : 1);
     ll_seq = 0;
-    ll_max = TORCH_LL_DEFAULT;
+    forced = P_AUTO;
+    ll_ok = 1;
     for (int p = 0; p < n; p++)
         if (!nvshmem_ptr(ll_area, p))
-            ll_max = 0; /* a peer not reachable by stores (another node): 3.3's paths only */
+            ll_ok = 0; /* a peer not reachable by stores (another node): 3.3's paths only */
     TG_CUDA(cudaDeviceSynchronize());
     nvshmem_barrier_all(); /* every landing area is zero before anyone stores */
     if (!ready)
@@ -235,7 +469,13 @@ static PyObject *py_finalize(PyObject *, PyObject *)
     TG_CUDA(cudaDeviceSynchronize());
     tg_allreduce_destroy(&ar);
     nvshmem_free(ll_area);
+    nvshmem_free(ts_area);
+    nvshmem_free(tsd_area);
+    nvshmem_free(tsd_flags);
     ll_area = NULL;
+    ts_area = NULL;
+    tsd_area = NULL;
+    tsd_flags = NULL;
     while (n_done_free)
         TG_CUDA(cudaEventDestroy(done_free[--n_done_free]));
     while (allocs) {
@@ -414,47 +654,37 @@ static int reducible(const char *func, PyObject *t, char **data, size_t *count)
     return 0;
 }
 
-/* _tune(ctas, threads[, min_chunk]): the most blocks an allreduce uses, their size and the
- * least floats of a chunk (the study compares them); every PE must pass the same. */
-static PyObject *py_tune(PyObject *, PyObject *args)
+/* _force(path[, ctas, threads, min_chunk]): every call takes this path ("auto": the table of
+ * torch_3_6_paths.h again), the ring with this grid (0: the default), for the study's sweeps;
+ * every PE must pass the same. A path a call cannot take (LL above 1 MiB, a peer not on NVLink)
+ * falls back as in the table: LL to 3.3's one shot, the one shot and two shots to the ring. */
+static PyObject *py_force(PyObject *, PyObject *args)
 {
-    int ctas, threads;
+    const char *name;
+    int ctas = 0, threads = 0;
     long long min_chunk = 0;
-    NEED_LIVE("_tune");
-    if (!PyArg_ParseTuple(args, "ii|L", &ctas, &threads, &min_chunk))
+    NEED_LIVE("_force");
+    if (!PyArg_ParseTuple(args, "s|iiL", &name, &ctas, &threads, &min_chunk))
         return NULL;
+    int path = P_END;
+    for (int p = 0; p < P_END; p++)
+        if (!strcmp(name, path_names[p]))
+            path = p;
+    if (path == P_END)
+        return fail(PyExc_ValueError, "tshmem_cuda._force: path \"%s\": give auto, ll, oneshot, "
+                    "twoshot_ll, twoshot or ring.", name);
     if (min_chunk < 0)
-        return fail(PyExc_ValueError, "tshmem_cuda._tune: min_chunk = %lld floats: give 0 (keep "
-                    "it) or more.", min_chunk);
-    if (ctas < 1 || ctas > TG_AR_MAX_CTAS || threads < 32 || threads > 1024 || threads % 32)
-        return fail(PyExc_ValueError, "tshmem_cuda._tune: %d blocks of %d threads: 1 to %d "
-                    "blocks of 32 to 1024 threads (a multiple of 32).", ctas, threads,
-                    TG_AR_MAX_CTAS);
-    TG_CUDA(cudaDeviceSynchronize()); /* no allreduce is running with the old grid */
-    ar.ctas = ctas;
-    ar.threads = threads;
-    if (min_chunk)
-        ar.min_chunk = (size_t)min_chunk;
-    Py_RETURN_NONE;
-}
-
-/* _ll(max_bytes): calls up to max_bytes (at most TORCH_LL_MAX; 0: none) take the LL path. */
-static PyObject *py_ll(PyObject *, PyObject *args)
-{
-    long long bytes;
-    NEED_LIVE("_ll");
-    if (!PyArg_ParseTuple(args, "L", &bytes))
-        return NULL;
-    if (bytes < 0 || bytes > TORCH_LL_MAX)
-        return fail(PyExc_ValueError, "tshmem_cuda._ll: %lld bytes: give 0 (off) to %d.", bytes,
-                    TORCH_LL_MAX);
-    for (int p = 0; bytes && p < nvshmem_n_pes(); p++)
-        if (!nvshmem_ptr(ll_area, p))
-            return fail(PyExc_ValueError, "tshmem_cuda._ll: PE %d cannot store into PE %d's "
-                        "memory (nvshmem_ptr is NULL): the LL path needs every peer on NVLink.",
-                        nvshmem_my_pe(), p);
-    TG_CUDA(cudaDeviceSynchronize());
-    ll_max = (size_t)bytes;
+        return fail(PyExc_ValueError, "tshmem_cuda._force: min_chunk = %lld floats: give 0 (the "
+                    "default) or more.", min_chunk);
+    if (ctas < 0 || ctas > TG_AR_MAX_CTAS || threads < 0 || threads > 1024 || threads % 32)
+        return fail(PyExc_ValueError, "tshmem_cuda._force: %d blocks of %d threads: 0 (the "
+                    "default) or 1 to %d blocks of 32 to 1024 threads (a multiple of 32).", ctas,
+                    threads, TG_AR_MAX_CTAS);
+    TG_CUDA(cudaDeviceSynchronize()); /* no allreduce is running with the old choice */
+    forced = path;
+    forced_ctas = ctas;
+    forced_threads = threads;
+    forced_min_chunk = (size_t)min_chunk;
     Py_RETURN_NONE;
 }
 
@@ -532,8 +762,8 @@ static PyMethodDef methods[] = {
     {"free", py_free, METH_VARARGS, "free(t) (collective)"},
     {"_peer", py_peer, METH_VARARGS, "_peer(t, pe, shape, strides, code, bits)"},
     {"_allreduce", py_allreduce, METH_VARARGS, "_allreduce(t, stream)"},
-    {"_tune", py_tune, METH_VARARGS, "_tune(ctas, threads[, min_chunk]): the allreduce's grid"},
-    {"_ll", py_ll, METH_VARARGS, "_ll(max_bytes): the largest call of the LL path (0: off)"},
+    {"_force", py_force, METH_VARARGS, "_force(path[, ctas, threads, min_chunk]): the path of "
+     "every call (auto: the table)"},
     {"_start", py_start, METH_VARARGS, "_start(t, compute_stream, comm_stream) -> event"},
     {"_wait", py_wait, METH_VARARGS, "_wait(event, stream)"},
     {NULL, NULL, 0, NULL},

@@ -1,8 +1,10 @@
 """torch_3_6.py: chapter 3.6's module on GPUs (tshmem_cuda), one process per GPU (tools/gpu-torch).
 
 Checks, as "PASS name" / "FAIL name: why" lines: tensors on the NVSHMEM heap (torch.cuda,
-through DLPack kDLCUDA), peer views, the allreduce on PyTorch's stream, DataParallel driving it
-for 30 steps against one process (the CPU chapter's bound, u = 2^-24). Then, as bench lines,
+through DLPack kDLCUDA), peer views, the allreduce on PyTorch's stream (on the path the table
+picks, and on every path forced), DataParallel driving it for 30 steps against one process (the
+CPU chapter's bound, u = 2^-24). With --sweep FILE, then every path timed at each size of
+SWEEP_SIZES and the fastest written into FILE (torch_3_6_paths.h); else, as bench lines,
 the allreduce against torch.distributed over NCCL and a training step against
 DistributedDataParallel over NCCL, each call timed alone (CUDA events, the slowest PE, the median
 of 30; a step's of 90, in three rounds taking turns). On 1 GPU the allreduce of 3.3 has nothing
@@ -55,6 +57,26 @@ def allreduce(me, n):
         ts.free(y)
         ts.free(x)
     report("allreduce_on_the_current_stream", ok, "a sum is wrong")
+
+
+def allreduce_paths(me, n):
+    """Every path forced (the table picks among them), at sizes that are and are not multiples
+    of n and of a block: x[i] = (me + 1) * (i % 7 + 1), whose sum is exact in float32."""
+    bad = []
+    for count in (1, 1000, 65537, 1 << 18, (1 << 20) + 3, 1 << 21):
+        x = ts.zeros(count)
+        pattern = torch.arange(count, device="cuda", dtype=torch.float32).remainder_(7).add_(1)
+        want = pattern * (n * (n + 1) / 2)
+        for path in PATHS:
+            ts._C._force(path)
+            x.copy_(pattern * (me + 1))
+            ts.allreduce_(x)
+            torch.cuda.synchronize()
+            if not bool((x == want).all()):
+                bad.append(f"{path} at {count} floats")
+        ts._C._force("auto")
+        ts.free(x)
+    report("allreduce_every_path", not bad, "wrong sums: " + ", ".join(bad))
 
 
 def train(me, n, steps=30):
@@ -156,7 +178,7 @@ def line(op, impl, n, nbytes, us, bus=True, iters=REPS):
           f"busbw_GBps={alg * 2 * (n - 1) / n if n > 1 else alg:.2f}", flush=True)
 
 
-LL_BYTES = 1 << 20  # the module's LL path: calls up to 1 MiB (TORCH_LL_DEFAULT in torch_3_6.cu)
+PATHS = ("ll", "oneshot", "twoshot_ll", "twoshot", "ring")  # torch_3_6.cu's paths (_force)
 CYCLES_PER_US = 2000  # about the SM clock in MHz of an H100 or H200 (only roughly needed)
 LEAD_US = 500     # an allreduce: its host side (Python, checks, the launch) takes tens of us
 STEP_LEAD_US = 4000  # a training step: PyTorch's host side launches dozens of kernels
@@ -176,45 +198,45 @@ def bench(me, n):
     size = 4 << 10
     while size <= 256 << 20:
         mine, theirs = ts.zeros(size // 4), torch.zeros(size // 4, device="cuda")
-        # tshmem: the module as it is (the LL path up to LL_BYTES, then chapter 3.3's one shot
-        # and ring); up to 1 MiB also each path forced: tshmem_ll, tshmem_3.3 (the LL path off).
-        impls = [("tshmem", lambda: ts.allreduce_(mine), LL_BYTES)]
+        # tshmem: the module as it is (the path of torch_3_6_paths.h for this size and n); up
+        # to 1 MiB also the LL path and 3.3's one shot forced (tshmem_ll, tshmem_3.3).
+        impls = [("tshmem", lambda: ts.allreduce_(mine), "auto")]
         if size <= 1 << 20:
-            impls += [("tshmem_ll", lambda: ts.allreduce_(mine), 1 << 20),
-                      ("tshmem_3.3", lambda: ts.allreduce_(mine), 0)]
-        impls.append(("nccl", lambda: dist.all_reduce(theirs), LL_BYTES))
-        for impl, fn, ll in impls:
-            ts._C._ll(ll)
+            impls += [("tshmem_ll", lambda: ts.allreduce_(mine), "ll"),
+                      ("tshmem_3.3", lambda: ts.allreduce_(mine), "oneshot")]
+        impls.append(("nccl", lambda: dist.all_reduce(theirs), "auto"))
+        for impl, fn, how in impls:  # (`path` is the file NCCL's group meets through)
+            ts._C._force(how)
             us = timed(fn, lead_us=LEAD_US)
             host = timed(fn)
             if me == 0:
                 line("allreduce", impl, n, size, us)
                 print(f"# allreduce {impl} {size} bytes with the host's launch in the time: "
                       f"{host[0]:.1f} us (min {host[1]:.1f})", flush=True)
-        ts._C._ll(LL_BYTES)
+        ts._C._force("auto")
         ts.free(mine)
         size *= 4
     # The allreduce's grid at the large sizes (the module's default is the first).
     for size in (16 << 20, 64 << 20, 256 << 20):
         mine = ts.zeros(size // 4)
         for ctas, threads in ((128, 1024), (64, 1024), (32, 512)):
-            ts._C._tune(ctas, threads)
+            ts._C._force("ring", ctas, threads)
             med, lo, hi = timed(lambda: ts.allreduce_(mine), lead_us=LEAD_US)
             if me == 0:
                 print(f"# grid {ctas} x {threads}: {size >> 20} MiB in {med:.1f} us "
                       f"({size / med / 1e3 * 2 * (n - 1) / n:.1f} GB/s bus)", flush=True)
-        ts._C._tune(128, 1024)
+        ts._C._force("auto")
         ts.free(mine)
-    # The least chunk (floats) at the middle sizes, where few blocks carry a call.
+    # The ring's least chunk (floats) at the middle sizes, where few blocks carry a call.
     for size in (1 << 20, 4 << 20, 16 << 20):
         mine = ts.zeros(size // 4)
         for min_chunk in (16384, 4096):
-            ts._C._tune(128, 1024, min_chunk)
+            ts._C._force("ring", 128, 1024, min_chunk)
             med, lo, hi = timed(lambda: ts.allreduce_(mine), lead_us=LEAD_US)
             if me == 0:
                 print(f"# min_chunk {min_chunk}: {size >> 20} MiB in {med:.1f} us "
                       f"({size / med / 1e3 * 2 * (n - 1) / n:.1f} GB/s bus)", flush=True)
-        ts._C._tune(128, 1024, 16384)
+        ts._C._force("auto")
         ts.free(mine)
     torch.manual_seed(0)
 
@@ -292,7 +314,115 @@ def bench(me, n):
         os.unlink(path)
 
 
+SWEEP_SIZES = [256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20]
+SWEEP_ROUNDS = 2
+
+
+def candidates(size):
+    """The paths the sweep forces at one size: (path, ctas, threads, min_chunk); 0 = default."""
+    out = [("ll", 0, 0, 0), ("oneshot", 0, 0, 0)] if size <= 1 << 20 else []
+    out += [("twoshot_ll", 0, 512, 0), ("twoshot_ll", 0, 256, 0)]
+    out += [("twoshot", 0, 512, 0), ("twoshot", 0, 256, 0), ("twoshot", 0, 1024, 0),
+            ("twoshot", 32, 1024, 0)]
+    out += [("ring", c, t, m) for c, t in ((128, 1024), (64, 1024), (64, 512), (32, 1024))
+            for m in (16384, 4096, 1024)]
+    return out
+
+
+def sweep(me, n, header):
+    """Each candidate path forced at each size of SWEEP_SIZES, SWEEP_ROUNDS rounds taking turns
+    (pooled medians), NCCL beside them; then the fastest per size becomes this PE count's rows
+    of the table `header` (torch_3_6_paths.h), the other PE counts' rows kept."""
+    path = f"/tmp/tshmem-nccl-{os.environ.get('OMPI_COMM_WORLD_JOBID', os.getppid())}"
+    if me == 0 and os.path.exists(path):
+        os.unlink(path)
+    ts.barrier_all()
+    dist.init_process_group("nccl", init_method=f"file://{path}", rank=me, world_size=n,
+                            device_id=torch.device("cuda", torch.cuda.current_device()))
+    best = {}
+    for size in SWEEP_SIZES:
+        mine, theirs = ts.zeros(size // 4), torch.zeros(size // 4, device="cuda")
+        cands = candidates(size)
+        pooled = {c: [] for c in cands}
+        nccl = []
+        for _ in range(SWEEP_ROUNDS):
+            for c in cands:
+                ts._C._force(*c)
+                pooled[c].extend(timed(lambda: ts.allreduce_(mine), lead_us=LEAD_US, raw=True))
+            ts._C._force("auto")
+            nccl.extend(timed(lambda: dist.all_reduce(theirs), lead_us=LEAD_US, raw=True))
+        ranked = sorted((stats(t)[0], c) for c, t in pooled.items())
+        ref = stats(nccl)[0]
+        if me == 0:
+            for med, c in ranked:
+                print(f"sweep pes={n} bytes={size} path={c[0]} ctas={c[1]} threads={c[2]} "
+                      f"min_chunk={c[3]} median_us={med:.1f} nccl_us={ref:.1f} "
+                      f"nccl_over_ours={ref / med:.2f}", flush=True)
+        best[size] = (ranked[0][1], ranked[0][0], ranked[1], ref)
+        ts.free(mine)
+    dist.destroy_process_group()
+    if me == 0:
+        os.unlink(path)
+        write_paths(header, n, best)
+
+
+ENUM = {"ll": "P_LL", "oneshot": "P_ONESHOT", "twoshot_ll": "P_TWOSHOT_LL",
+        "twoshot": "P_TWOSHOT", "ring": "P_RING"}
+
+
+def write_paths(header, n, best):
+    """Rewrites this PE count's rows of the table in `header`, keeping the other counts' rows:
+    one row per run of sizes with the same fastest path, its bound the run's largest size."""
+    def kib(b):
+        return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
+
+    def name(c):
+        grid = (f" {c[1]} x {c[2] or 'default'}" if c[1] else f" {c[2]} threads" if c[2]
+                else "")
+        return c[0] + grid + (f"/{c[3]}" if c[0] == "ring" else "")
+
+    head, keep = [], []
+    body, owner = False, 0  # owner: the PE count of the block a line is in
+    for ln in open(header).read().splitlines():
+        t = ln.strip()
+        if ln.startswith("static const struct choice paths[]"):
+            body = True
+            continue
+        if not body:
+            head.append(ln)
+            continue
+        if t.startswith("/* pes,") or not t.startswith(("{", "/*")):
+            continue
+        if t.startswith("/*") and " PEs: " in t:
+            owner = int(t[3:].split()[0])
+        elif t.startswith("{"):
+            owner = int(t[1:].split(",")[0])
+        if owner != n:
+            keep.append(ln)
+    runs = [[("ll", 0, 0, 0), SWEEP_SIZES[0] // 2, ["below the sweep: the LL path, as before"]]]
+    for size in sorted(best):
+        c, med, (med2, c2), ref = best[size]
+        note = f"{kib(size)}: {med:.1f} us, next {name(c2)} {med2:.1f}, NCCL {ref:.1f}"
+        if runs[-1][0] == c:
+            runs[-1][1] = size
+            runs[-1][2].append(note)
+        else:
+            runs.append([c, size, [note]])
+    rows = [f"    /* {n} PEs: {torch.cuda.get_device_name()}, {time.strftime('%Y-%m-%d')}, one "
+            f"sweep, pooled medians of {SWEEP_ROUNDS} x {REPS} calls on the GPU */"]
+    for c, size, notes in runs:
+        rows += [f"    /* {t} */" for t in notes]
+        rows.append(f"    {{{n}, {size}, {ENUM[c[0]]}, {c[1]}, {c[2]}, {c[3]}}},")
+    with open(header, "w") as f:
+        f.write("\n".join(head) + "\nstatic const struct choice paths[] = {\n"
+                "    /* pes, max_bytes, path, ctas, threads, min_chunk (floats) */\n")
+        f.write("\n".join(keep + rows) + "\n};\n")
+    print(f"# sweep: {n} PEs' rows written to {header}", flush=True)
+
+
 def main():
+    import sys
+    header = sys.argv[sys.argv.index("--sweep") + 1] if "--sweep" in sys.argv else None
     ts.init(64 << 20)  # floats: the largest allreduce of the benchmark (256 MiB)
     me, n = ts.my_pe(), ts.n_pes()
     if me == 0:
@@ -300,6 +430,12 @@ def main():
               flush=True)
     tensors(me, n)
     allreduce(me, n)
+    allreduce_paths(me, n)
+    if header:
+        if not failures and n > 1:
+            sweep(me, n, header)
+        ts.finalize()
+        raise SystemExit(1 if failures else 0)
     train(me, n)
     bench(me, n)
     ts.finalize()

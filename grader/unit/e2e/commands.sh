@@ -300,4 +300,29 @@ else
   not_ok "the hang fixtures build" "$(cat "$err")"
 fi
 
+# ---- mutants ---------------------------------------------------------------------------------
+# A patch that changes nothing the tests can see must fail the phase: the test it names passes
+# on it. And a tests: line that names no test of the suite, or none at all, is refused at once.
+cp -a "$src"/build/obj/solutions* "$course/build/obj/" 2>/dev/null
+md=grader/chapters/1.3/mutants ref=solutions/week1/1.3-put-get/rma.c
+harmless=$(mktemp)
+sed '1i /* a comment, nothing more */' "$ref" >"$harmless"
+mutant() { # mutant NAME TESTS-LINE: a mutant that adds a comment to 1.3's reference
+  { printf 'mistake: a comment\npage: Put and get\n%sexpect: pe\n' "$2"
+    diff -u --label "$ref" --label "$ref" "$ref" "$harmless"; } >"$md/$1.patch"
+}
+mutant harmless $'tests: bad_pe_is_an_error\n'
+mutant unknown-test $'tests: no_such_test\n'
+mutant untested ''
+"$G" mutants 1.3/harmless 1.3/unknown-test 1.3/untested >"$out" 2>&1
+rc=$?
+[ $rc -eq 1 ] && ok "mutants the suite does not catch fail the run" || not_ok "mutants the suite does not catch fail the run" "exit $rc" "$(cat "$out")"
+expect "a harmless patch is not caught: its test passes on it" "$out" \
+  "FAIL  1.3 harmless (Put and get): a comment" "the test passed on it" \
+  "the whole suite ran on it:" "0 caught, 3 not caught"
+expect "a tests: line naming no test of the suite is refused" "$out" \
+  "names no_such_test, which is not a test of 1.3's suite"
+expect "a mutant without a tests: line is refused" "$out" "its header has no tests: line"
+rm -f "$harmless" "$md"/harmless.patch "$md"/unknown-test.patch "$md"/untested.patch
+
 no_leftovers "nothing of the runs is left running"

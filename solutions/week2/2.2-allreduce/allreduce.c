@@ -108,37 +108,39 @@ void tshmem_reduce_begin(struct tshmem_reduce_call *c, const char *func, tshmem_
     /* END SOLUTION */
 }
 
-/* BEGIN SOLUTION (The selector): the crossover table, measured, and the choice it makes */
-/* For teams of up to max_pes PEs: one-shot up to oneshot_max bytes, else recursive doubling up
- * to rd_max bytes, else the bandwidth algorithm: two-shot when the whole team shares this node
- * (direct loads and stores reach every PE), the ring when it spans nodes. Every row was measured
- * with bench_2_2 (each algorithm forced, same run): 2 PEs on a 2-core machine, 8 and 16 PEs on
- * a 32-core one; the crossover sits between the last size where RD wins and the first where
- * two-shot does (book: performance guide, "Crossovers"). One-shot never won: its n - 1 loads
- * of every peer's vector cost more than RD's log2 n exchanges even at 8 bytes. */
-static const struct crossover {
-    int max_pes;
-    size_t oneshot_max, rd_max;
-} crossovers[] = {
-    {2, 0, 256},        /* measured: RD ahead up to 128 B, two-shot from 512 B */
-    {8, 0, 1024},       /* measured at 8 PEs: RD ahead up to 512 B, two-shot from 2 KiB */
-    {1 << 30, 0, 2048}, /* measured at 16 PEs: RD ahead up to 2 KiB, two-shot from 8 KiB */
-};
-
-/* A team that spans nodes (chapter 2.5): every step of the ring is then a message through the
- * proxies, 2 (n - 1) of them against recursive doubling's log2 n rounds. Measured across two
- * virtual nodes (bench_2_2, each algorithm forced), RD stays ahead up to 32 KiB on 2 and 8 PEs;
- * on 16 PEs no algorithm was steadily ahead up to 8 KiB and RD stalled from 32 KiB, so that
- * row stays as on one node (book/performance.md, "Why the waits and the proxy are tuned as
- * they are"). Where a node holds two PEs or more the hierarchical allreduce may take over
- * (hierarchy_pays, below). */
-static const struct crossover crossovers_offnode[] = {
-    {8, 0, 32 << 10},
-    {1 << 30, 0, 2048},
-};
-
+/* The algorithm for TSHMEM_ALGO_AUTO: a forced algorithm never comes here (reduce, below, runs
+ * it as it is), so each algorithm can be checked as soon as it is written. */
 static enum tshmem_algo select_algo(const struct tshmem_reduce_call *c)
 {
+    /* BEGIN SOLUTION (The selector): the crossover table, measured, and the choice it makes */
+    /* For teams of up to max_pes PEs: one-shot up to oneshot_max bytes, else recursive doubling up
+     * to rd_max bytes, else the bandwidth algorithm: two-shot when the whole team shares this node
+     * (direct loads and stores reach every PE), the ring when it spans nodes. Every row was
+     * measured with bench_2_2 (each algorithm forced, same run): 2 PEs on a 2-core machine, 8 and
+     * 16 PEs on a 32-core one; the crossover sits between the last size where RD wins and the first
+     * where two-shot does (book: performance guide, "Crossovers"). One-shot never won: its n - 1
+     * loads of every peer's vector cost more than RD's log2 n exchanges even at 8 bytes. */
+    static const struct crossover {
+        int max_pes;
+        size_t oneshot_max, rd_max;
+    } crossovers[] = {
+        {2, 0, 256},        /* measured: RD ahead up to 128 B, two-shot from 512 B */
+        {8, 0, 1024},       /* measured at 8 PEs: RD ahead up to 512 B, two-shot from 2 KiB */
+        {1 << 30, 0, 2048}, /* measured at 16 PEs: RD ahead up to 2 KiB, two-shot from 8 KiB */
+    };
+
+    /* A team that spans nodes (chapter 2.5): every step of the ring is then a message through the
+     * proxies, 2 (n - 1) of them against recursive doubling's log2 n rounds. Measured across two
+     * virtual nodes (bench_2_2, each algorithm forced), RD stays ahead up to 32 KiB on 2 and 8 PEs;
+     * on 16 PEs no algorithm was steadily ahead up to 8 KiB and RD stalled from 32 KiB, so that row
+     * stays as on one node (book/performance.md, "Why the waits and the proxy are tuned as they
+     * are"). Where a node holds two PEs or more the hierarchical allreduce may take over
+     * (hierarchy_pays, below). */
+    static const struct crossover crossovers_offnode[] = {
+        {8, 0, 32 << 10},
+        {1 << 30, 0, 2048},
+    };
+
     const struct crossover *x = c->on_node ? crossovers : crossovers_offnode;
     while (c->n > x->max_pes)
         x++;
@@ -147,8 +149,8 @@ static enum tshmem_algo select_algo(const struct tshmem_reduce_call *c)
     if (c->bytes <= x->rd_max)
         return TSHMEM_ALGO_RECURSIVE_DOUBLING;
     return c->on_node ? TSHMEM_ALGO_TWO_SHOT : TSHMEM_ALGO_RING;
+    /* END SOLUTION */
 }
-/* END SOLUTION */
 
 /* Provided (chapter 2.5): 1 if the team spans nodes, some node holds two or more of its PEs,
  * and the hierarchy pays. Then AUTO runs the hierarchical allreduce, which keeps most of the
@@ -193,7 +195,8 @@ static int reduce(const char *func, enum tshmem_fn fn, tshmem_team_t team, void 
     /* Chapter 2.5 (provided): a team across nodes, reduced node by node. */
     if (algo == TSHMEM_ALGO_HIERARCHICAL || (algo == TSHMEM_ALGO_AUTO && hierarchy_pays(&c)))
         return c.count == 0 ? 0 : tshmem_allreduce_hierarchical(&c);
-    /* BEGIN SOLUTION (The selector): check algo, pick one for AUTO, then run it */
+    /* Provided: an unknown algo is refused; a forced one runs as it is, AUTO as select_algo
+       chooses. */
     int (*const run[])(const struct tshmem_reduce_call *) = {
         [TSHMEM_ALGO_ONESHOT] = tshmem_allreduce_oneshot,
         [TSHMEM_ALGO_RECURSIVE_DOUBLING] = tshmem_allreduce_recursive_doubling,
@@ -207,7 +210,6 @@ static int reduce(const char *func, enum tshmem_fn fn, tshmem_team_t team, void 
     if (c.count == 0)
         return 0; /* nothing to combine: no PE needs to hear from another */
     return run[algo == TSHMEM_ALGO_AUTO ? select_algo(&c) : algo](&c);
-    /* END SOLUTION */
 }
 
 int tshmem_allreduce(tshmem_team_t team, void *dest, const void *source, size_t count,
