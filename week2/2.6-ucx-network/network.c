@@ -100,72 +100,6 @@ ucp_request_param_t tshmem_ucx_detached_param(void)
                                  .cb.send = detached_done};
 }
 
-/* The copies of tshmem_ucx_bounce: a ring of BOUNCE_BYTES, taken at its head in posting order
- * and given back at its tail as the puts end (in any order: a copy whose put ended waits, done,
- * until those before it end too). Each copy starts with a header and takes a multiple of 64
- * bytes; a copy that does not fit before the ring's end starts again at its beginning, behind a
- * header that covers the rest. All under tshmem_ucx.lock (the callbacks run in progress). */
-#define BOUNCE_BYTES (8u << 20)
-struct bounce_hdr {
-    uint32_t len; /* header included */
-    uint32_t done;
-};
-static char *bounce_ring;
-static uint64_t bounce_head, bounce_tail; /* bytes taken and given back, ever */
-
-static void bounce_give_back(void *copy)
-{
-    struct bounce_hdr *h = (struct bounce_hdr *)copy - 1;
-    h->done = 1;
-    while (bounce_tail != bounce_head) {
-        h = (struct bounce_hdr *)(bounce_ring + bounce_tail % BOUNCE_BYTES);
-        if (!h->done)
-            break;
-        bounce_tail += h->len;
-    }
-}
-
-void *tshmem_ucx_bounce(const void *source, size_t nbytes)
-{
-    if (!tshmem_ucx.helper || nbytes > TSHMEM_UCX_BOUNCE_MAX)
-        return NULL;
-    if (!bounce_ring && !(bounce_ring = malloc(BOUNCE_BYTES)))
-        return NULL;
-    uint32_t need = (uint32_t)((sizeof(struct bounce_hdr) + nbytes + 63) & ~(size_t)63);
-    uint64_t at = bounce_head % BOUNCE_BYTES;
-    if (at + need > BOUNCE_BYTES) { /* the rest of the ring is skipped, as one done copy */
-        uint32_t rest = (uint32_t)(BOUNCE_BYTES - at);
-        if (bounce_head + rest + need - bounce_tail > BOUNCE_BYTES)
-            return NULL;
-        *(struct bounce_hdr *)(bounce_ring + at) = (struct bounce_hdr){rest, 1};
-        bounce_head += rest;
-        at = 0;
-    }
-    if (bounce_head + need - bounce_tail > BOUNCE_BYTES)
-        return NULL;
-    struct bounce_hdr *h = (struct bounce_hdr *)(bounce_ring + at);
-    *h = (struct bounce_hdr){need, 0};
-    bounce_head += need;
-    memcpy(h + 1, source, nbytes);
-    return h + 1;
-}
-
-static void bounce_done(void *request, ucs_status_t status, void *copy)
-{
-    if (status != UCS_OK && tshmem_ucx.failed == UCS_OK)
-        tshmem_ucx.failed = status;
-    bounce_give_back(copy);
-    ucp_request_free(request);
-}
-
-ucp_request_param_t tshmem_ucx_bounce_param(void *copy)
-{
-    return (ucp_request_param_t){.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                                                 UCP_OP_ATTR_FIELD_USER_DATA |
-                                                 UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
-                                 .cb.send = bounce_done, .user_data = copy};
-}
-
 void tshmem_ucx_detach(ucs_status_ptr_t ret, const char *func, const char *what, int pe)
 {
     if (UCS_PTR_IS_ERR(ret))
@@ -250,9 +184,6 @@ static void ucx_release(void)
     free(tshmem_ucx.ep);
     free(tshmem_ucx.rkey);
     free(tshmem_ucx.base);
-    free(bounce_ring);
-    bounce_ring = NULL;
-    bounce_head = bounce_tail = 0;
     tshmem_ucx.ep = NULL;
     tshmem_ucx.rkey = NULL;
     tshmem_ucx.base = NULL;

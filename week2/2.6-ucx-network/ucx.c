@@ -38,7 +38,7 @@ void tshmem_ucx_put(void *dest, const void *source, size_t nbytes, int pe)
     pthread_mutex_lock(&tshmem_ucx.lock);
     tshmem_ucx_link_wait(nbytes, 0, 0);
     (void)dest; (void)source; (void)pe;
-    TSHMEM_TODO("Put and get", "after the fence, ucp_put_nbx into dest's place in pe's slice, from a copy (tshmem_ucx_bounce) where there is one; return once source may be reused");
+    TSHMEM_TODO("Put and get", "after the fence, ucp_put_nbx into dest's place in pe's slice; return once source may be reused");
     pthread_mutex_unlock(&tshmem_ucx.lock);
 }
 

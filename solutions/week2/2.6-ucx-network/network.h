@@ -75,18 +75,6 @@ void tshmem_ucx_wait(ucs_status_ptr_t ret, const char *func, const char *what, i
 void tshmem_ucx_detach(ucs_status_ptr_t ret, const char *func, const char *what, int pe);
 /* The param of such a request (callback set, no immediate completion asked). */
 ucp_request_param_t tshmem_ucx_detached_param(void);
-/* A put over a transport that needs the target's help (TCP) is complete at its source only
- * when the target has answered: UCX sends it from the caller's buffer and waits for the
- * target's acknowledgement, a round trip. A put of up to TSHMEM_UCX_BOUNCE_MAX bytes can be
- * posted from a copy of the network's own instead, so that the caller's buffer is free at once
- * and quiet confirms the arrival. Returns that copy of `source`, or NULL where the put is to
- * be posted from `source` and waited for: larger, a transport that completes it at once
- * (RDMA, shared memory), or every copy buffer still in flight. */
-#define TSHMEM_UCX_BOUNCE_MAX (64u << 10)
-void *tshmem_ucx_bounce(const void *source, size_t nbytes);
-/* The param of a put posted from such a copy: a request that always comes back (no immediate
- * completion) and gives the copy back at its end, recording an error for the next quiet. */
-ucp_request_param_t tshmem_ucx_bounce_param(void *copy);
 /* Under TSHMEM_LINK, waits until a transfer of `bytes` posted now would have crossed the link
  * (answered: and its answer of `back` bytes come back). A no-op without the link model. */
 void tshmem_ucx_link_wait(size_t bytes, int answered, size_t back);

@@ -89,21 +89,13 @@ void tshmem_ucx_put(void *dest, const void *source, size_t nbytes, int pe)
 {
     pthread_mutex_lock(&tshmem_ucx.lock);
     tshmem_ucx_link_wait(nbytes, 0, 0);
-    /* BEGIN SOLUTION (Put and get): after the fence, ucp_put_nbx into dest's place in pe's slice, from a copy (tshmem_ucx_bounce) where there is one; return once source may be reused */
+    /* BEGIN SOLUTION (Put and get): after the fence, ucp_put_nbx into dest's place in pe's slice; return once source may be reused */
     uint64_t remote = tshmem_ucx_remote("tshmem_putmem", dest, pe);
     fence_if_needed("tshmem_putmem", pe);
-    void *copy = tshmem_ucx_bounce(source, nbytes);
-    if (copy) {
-        /* Source is free already; the copy goes back when the target has answered. */
-        ucp_request_param_t param = tshmem_ucx_bounce_param(copy);
-        tshmem_ucx_detach(ucp_put_nbx(tshmem_ucx.ep[pe], copy, nbytes, remote,
-                                      tshmem_ucx.rkey[pe], &param), "tshmem_putmem", "a put", pe);
-    } else {
-        /* Local completion: source may be reused. Its arrival at pe is quiet's to confirm. */
-        ucp_request_param_t param = {.op_attr_mask = 0};
-        tshmem_ucx_wait(ucp_put_nbx(tshmem_ucx.ep[pe], source, nbytes, remote,
-                                    tshmem_ucx.rkey[pe], &param), "tshmem_putmem", "a put", pe);
-    }
+    ucp_request_param_t param = {.op_attr_mask = 0};
+    /* Local completion: source may be reused. Its arrival at pe is quiet's to confirm. */
+    tshmem_ucx_wait(ucp_put_nbx(tshmem_ucx.ep[pe], source, nbytes, remote, tshmem_ucx.rkey[pe],
+                                &param), "tshmem_putmem", "a put", pe);
     tshmem_ucx.unordered = 1;
     /* END SOLUTION */
     pthread_mutex_unlock(&tshmem_ucx.lock);
