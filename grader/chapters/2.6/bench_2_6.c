@@ -267,8 +267,9 @@ int main(int argc, char **argv)
                      &c.win);
     MPI_Win_lock_all(0, c.win);
     if (me == 0)
-        printf("# wire %s; PE 0 and PE %d are on different virtual nodes of %s PEs\n",
-               tcp ? "TCP loopback for all (btl self,tcp; osc ucx; UCX_TLS=tcp,self)"
+        printf("# wire %s; PE 0 and PE %d are on different nodes (of %s PEs: virtual nodes, or "
+               "machines with --hosts)\n",
+               tcp ? "TCP for all (btl self,tcp; osc ucx; UCX_TLS=tcp,self)"
                    : "as set (shared memory where allowed)", c.peer, k);
     size_t sizes[64];
     int n_sizes = bench_sizes(&o, sizes, 64);
