@@ -398,7 +398,7 @@ int tshmem_ucx_start(void)
      * TSHMEM_NET=ucx asks for UCX. */
     unsigned major, minor, release;
     ucp_get_version(&major, &minor, &release);
-    if (!asked && (major != 1 || minor > 13)) {
+    if (!asked && (major != 1 || minor != 13)) {
         if (tshmem_g.my_pe == 0)
             tshmem_warn("tshmem_init", "UCX %u.%u is not a version chapter 2.6's network is "
                         "checked on (Debian 12's 1.13), so this job runs on chapter 2.5's proxy "
