@@ -12,6 +12,8 @@ to do (n_pes = 1 returns at once) and NCCL's is a local copy: the figures are th
 """
 import copy
 import os
+import stat
+import tempfile
 import time
 
 import torch
@@ -185,13 +187,36 @@ STEP_LEAD_US = 4000  # a training step: PyTorch's host side launches dozens of k
 STEP_ROUNDS = 3
 
 
-def bench(me, n):
-    path = f"/tmp/tshmem-nccl-{os.environ.get('OMPI_COMM_WORLD_JOBID', os.getppid())}"
+def nccl_group(me, n):
+    """NCCL's process group, the baselines', met through a file: in TSHMEM_NCCL_DIR, the folder
+    of this run's own that tools/gpu-torch makes, else in a folder of this user's alone under
+    the temporary folder (never a name in /tmp that another user could have made first).
+    Returns the file, for nccl_group_end."""
+    folder = os.environ.get("TSHMEM_NCCL_DIR")
+    if not folder:
+        folder = os.path.join(tempfile.gettempdir(), f"tshmem-nccl-{os.getuid()}")
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        st = os.lstat(folder)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+            raise SystemExit(f"torch_3_6.py: {folder} is not a folder of this user's alone "
+                             "(mode 700): remove it, or run through tools/gpu-torch.")
+    path = os.path.join(folder, f"nccl-{os.environ.get('OMPI_COMM_WORLD_JOBID', os.getppid())}")
     if me == 0 and os.path.exists(path):
         os.unlink(path)
     ts.barrier_all()
     dist.init_process_group("nccl", init_method=f"file://{path}", rank=me, world_size=n,
                             device_id=torch.device("cuda", torch.cuda.current_device()))
+    return path
+
+
+def nccl_group_end(me, path):
+    dist.destroy_process_group()
+    if me == 0:
+        os.unlink(path)
+
+
+def bench(me, n):
+    path = nccl_group(me, n)
     if me == 0:
         print(f"# timing: each call alone, CUDA events on the current stream after a barrier, the "
               f"slowest PE, median of {REPS} after {WARM} warm-ups", flush=True)
@@ -309,9 +334,7 @@ def bench(me, n):
             print(f"# ddp_step host {impl}: " + " ".join(f"{name}={t:.1f}" for (name, _), t in
                                                           zip(phases, us)) +
                   f" total={sum(us):.1f} us", flush=True)
-    dist.destroy_process_group()
-    if me == 0:
-        os.unlink(path)
+    nccl_group_end(me, path)
 
 
 SWEEP_SIZES = [256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20]
@@ -333,12 +356,7 @@ def sweep(me, n, header):
     """Each candidate path forced at each size of SWEEP_SIZES, SWEEP_ROUNDS rounds taking turns
     (pooled medians), NCCL beside them; then the fastest per size becomes this PE count's rows
     of the table `header` (torch_3_6_paths.h), the other PE counts' rows kept."""
-    path = f"/tmp/tshmem-nccl-{os.environ.get('OMPI_COMM_WORLD_JOBID', os.getppid())}"
-    if me == 0 and os.path.exists(path):
-        os.unlink(path)
-    ts.barrier_all()
-    dist.init_process_group("nccl", init_method=f"file://{path}", rank=me, world_size=n,
-                            device_id=torch.device("cuda", torch.cuda.current_device()))
+    path = nccl_group(me, n)
     best = {}
     for size in SWEEP_SIZES:
         mine, theirs = ts.zeros(size // 4), torch.zeros(size // 4, device="cuda")
@@ -360,9 +378,8 @@ def sweep(me, n, header):
                       f"nccl_over_ours={ref / med:.2f}", flush=True)
         best[size] = (ranked[0][1], ranked[0][0], ranked[1], ref)
         ts.free(mine)
-    dist.destroy_process_group()
+    nccl_group_end(me, path)
     if me == 0:
-        os.unlink(path)
         write_paths(header, n, best)
 
 
