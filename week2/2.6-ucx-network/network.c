@@ -32,6 +32,13 @@ static MPI_Comm ucx_comm = MPI_COMM_NULL; /* the network's own copy of tshmem_g.
 _Noreturn void tshmem_ucx_fail(const char *func, const char *what, int pe, ucs_status_t status)
 {
     const char *here = tshmem_ucx.host ? tshmem_ucx.host[tshmem_g.my_pe] : "this machine";
+    int lost = status == UCS_ERR_ENDPOINT_TIMEOUT || status == UCS_ERR_CONNECTION_RESET ||
+               status == UCS_ERR_UNREACHABLE;
+    if (pe >= 0 && tshmem_ucx.host && lost) /* the partner is gone: another network won't help */
+        tshmem_fail(func, "%s to PE %d (on host %s, this PE on %s) failed in UCX: %s. PE %d "
+                    "has most likely ended or its host cannot be reached: look for its own "
+                    "error above, or for what stopped host %s.", what, pe, tshmem_ucx.host[pe],
+                    here, ucs_status_string(status), pe, tshmem_ucx.host[pe]);
     if (pe >= 0 && tshmem_ucx.host)
         tshmem_fail(func, "%s to PE %d (on host %s, this PE on %s) failed in UCX: %s. "
                     "TSHMEM_NET=proxy runs the job on chapter 2.5's network instead; "
