@@ -21,6 +21,7 @@ import torch.distributed as dist  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import tshmem  # noqa: E402
+import gloo_meet  # noqa: E402 (beside this file)
 
 torch.set_num_threads(1)
 
@@ -148,16 +149,8 @@ def dist_ddp(bucket):
 def main():
     o = parse(sys.argv[1:])
     tshmem.init()
-    me, n = tshmem.my_pe(), tshmem.n_pes()
-    path = f"/tmp/tshmem-gloo-{os.getuid()}-{os.environ.get('TSHMEM_JOB_ID', os.getppid())}"
-    if me == 0 and os.path.exists(path):
-        os.unlink(path)
-    tshmem.barrier_all()
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
-    dist.init_process_group("gloo", init_method=f"file://{path}", rank=me, world_size=n)
-    tshmem.barrier_all()
-    if me == 0:
-        os.unlink(path)
+    n = tshmem.n_pes()
+    gloo_meet.init_gloo()
     allreduce(o, n)
     ddp_step(o, n)
     dist.destroy_process_group()

@@ -17,7 +17,6 @@ At the end every PE holds the same weights, bit for bit, and the run of one proc
 global batches (not reset to DataParallel's weights between steps) is close to them.
 """
 import copy
-import os
 
 import torch
 import torch.nn.functional as F
@@ -155,15 +154,6 @@ def check_events(pe, dp, t):
 
 def gloo_ddp(me, n):
     """torch's own DistributedDataParallel over gloo, on the same PEs (a file rendezvous)."""
-    import torch.distributed as dist
-    job = os.environ.get("TSHMEM_JOB_ID", str(os.getppid()))
-    path = f"/tmp/tshmem-gloo-{os.getuid()}-{job}"
-    if me == 0 and os.path.exists(path):
-        os.unlink(path)
-    tshmem.barrier_all()
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
-    dist.init_process_group("gloo", init_method=f"file://{path}", rank=me, world_size=n)
-    tshmem.barrier_all()
-    if me == 0:
-        os.unlink(path)
+    import gloo_meet  # beside this file
+    gloo_meet.init_gloo()
     return torch.nn.parallel.DistributedDataParallel(model(100))
