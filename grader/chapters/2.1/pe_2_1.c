@@ -59,7 +59,8 @@ static int check_message(const char *what, int src, uint64_t index, const unsign
         snprintf(diff, sizeof diff, "; first difference at byte %zu: expected 0x%02x, saw 0x%02x",
                  at, want[at], got[at]);
     FAIL("%s: message #%llu from PE %d: expected %zu bytes with checksum %016llx, received %zu "
-         "bytes with checksum %016llx%s (a lost, repeated, reordered or overwritten message)",
+         "bytes with checksum %016llx%s (a lost, repeated, reordered or overwritten message: was "
+         "a slot written again before the receiver gave back its credit?)",
          what, (unsigned long long)index, src, want_bytes,
          (unsigned long long)checksum(want, want_bytes), got_bytes,
          (unsigned long long)checksum(got, got_bytes), diff);
@@ -227,10 +228,13 @@ static void many_to_one(int argc, char **argv)
 }
 
 /* Sizes around the slot and ring boundaries, from PE 2i to PE 2i+1; an unpaired last PE sends
- * to itself the sizes that fit in its ring. Each is received with max_bytes equal to its size. */
+ * to itself the sizes that fit in its ring. Each is received with max_bytes equal to its size,
+ * or (ROOMY = 1) with room for the largest: a later message that overwrote this one then shows
+ * as the wrong bytes, not as a message too large for the buffer. */
 static void chunks(int argc, char **argv)
 {
     size_t n_slots = arg_size(argc, argv, 2, 4), slot = arg_size(argc, argv, 3, 1000);
+    int roomy = arg_size(argc, argv, 4, 0) != 0;
     pe_init();
     int me = tshmem_my_pe(), n = tshmem_n_pes();
     tshmem_buffer_t *buf = tshmem_buffer_create(n_slots, slot);
@@ -257,8 +261,8 @@ static void chunks(int argc, char **argv)
             fill(msg, sizes[k], me, partner, k);
             tshmem_buffer_send(buf, partner, msg, sizes[k]);
         } else {
-            memset(msg, 0xee, sizes[k] + 1);
-            size_t len = tshmem_buffer_recv(buf, partner, msg, sizes[k]);
+            memset(msg, 0xee, roomy ? most : sizes[k] + 1);
+            size_t len = tshmem_buffer_recv(buf, partner, msg, roomy ? most - 1 : sizes[k]);
             if (!check_message("chunks", partner, k, msg, len, sizes[k], want))
                 return;
             CHECK_OR_STOP(msg[sizes[k]] == 0xee, "message #%zu from PE %d (%zu bytes): recv wrote "
