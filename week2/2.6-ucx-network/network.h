@@ -52,7 +52,7 @@ struct tshmem_ucx_state {
     ucp_ep_h *ep;         /* ep[pe]: the endpoint to pe; NULL for a PE of this node */
     ucp_rkey_h *rkey;     /* rkey[pe]: pe's slice, unpacked on ep[pe]; NULL on this node */
     uint64_t *base;       /* base[pe]: the address of pe's slice in pe's own process */
-    char (*host)[64];     /* host[pe]: the machine pe runs on, for error messages */
+    char (*host)[64];     /* host[pe]: the machine pe runs on (error messages, helper naps) */
     int unordered;        /* an operation was posted since the last fence or flush */
     int link_on;          /* TSHMEM_LINK: the sender waits out each transfer's wire time */
     int helper;           /* a helper thread progresses the worker (the transport needs it) */

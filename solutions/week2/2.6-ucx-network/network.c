@@ -276,13 +276,34 @@ static int ucx_wait_turn(unsigned long turn)
 }
 
 /* The helper thread: progresses the worker while the program computes (while the program waits
- * in tshmem, its wait does it, and the helper naps STEP_ASIDE_NS at a time). After some work it
+ * in tshmem, its wait does it, and the helper naps aside_ns at a time, see helper_nap). After some work it
  * keeps looking, giving its core away between looks, for SPIN_NS; then it sleeps on the
  * worker's event descriptor (UCP_FEATURE_WAKEUP), which wakes it as soon as something arrives,
  * as a card's interrupt would. Without one (a context made without that feature) it sleeps
  * longer and longer, up to 200 us, so that an idle PE costs a few thousand wake-ups a second. */
 #define SPIN_NS 50000u
-#define STEP_ASIDE_NS 20000u
+
+/* How long the helper naps while a wait of the program progresses the worker. Where this host
+ * has a core for each PE's thread and its helper, 20 us: the helper takes over soon after the
+ * wait ends. Where the threads outnumber the cores (8 PEs on 2), each of those wake-ups takes a
+ * core from a waiting PE, and the helper preempts (it is woken by the event descriptor): 1 ms.
+ * On two cores, 2 PEs on two virtual nodes over TCP (book/2.6, "Why the helper naps"), the
+ * put_signal ping-pong took 48-63 us at 8 B, 132-167 us at 32 KiB and 1.2-1.9 ms at 512 KiB
+ * with 1 ms, against 66-420 us, 470-850 us and 5.3-7.2 ms with 20 us; 200 us was between. */
+static long aside_ns = 20000;
+
+static void helper_nap_choose(void)
+{
+    int here = 0, cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        cores = CPU_COUNT(&set); /* the cores this PE may run on */
+    for (int pe = 0; pe < tshmem_g.n_pes; pe++)
+        here += !tshmem_ucx.host || strcmp(tshmem_ucx.host[pe],
+                                           tshmem_ucx.host[tshmem_g.my_pe]) == 0;
+    aside_ns = cores >= 2 * here ? 20000 : 1000000;
+}
+
 static void *helper_main(void *arg)
 {
     (void)arg;
@@ -294,8 +315,8 @@ static void *helper_main(void *arg)
          * that the two do not take turns with the lock (and, on a busy machine, with the
          * core that the other PEs need). */
         if (tshmem_now_ns() - atomic_load_explicit(&waited_ns, memory_order_relaxed) <
-            STEP_ASIDE_NS) {
-            struct timespec ts = {0, STEP_ASIDE_NS};
+            (uint64_t)aside_ns) {
+            struct timespec ts = {0, aside_ns};
             nanosleep(&ts, NULL);
             continue;
         }
@@ -425,6 +446,13 @@ int tshmem_ucx_start(void)
         tshmem_fail("tshmem_init", "out of memory for the network's tables of %d PEs.", n);
     MPI_Allgather(host, 64, MPI_CHAR, tshmem_ucx.host, 64, MPI_CHAR, ucx_comm);
 
+    /* UCX's TCP transport carries a put as active messages of TX_SEG_SIZE bytes, each applied
+     * by the target: 8 KiB by default, 64 per put of 512 KiB. With 64 KiB, a put_signal
+     * ping-pong over TCP took 0.72 ms at 512 KiB and 1.6 ms at 1 MiB, against 1.7-1.9 and
+     * 5.4-6.0 ms, and the same at 2 KiB and below (book/2.6, "Why the helper naps"). Set before
+     * UCX reads its configuration; a UCX_TCP_TX_SEG_SIZE of the user's wins, and the
+     * benchmark's ucx_perftest, started from this process, runs with the same. */
+    setenv("UCX_TCP_TX_SEG_SIZE", "64K", 0);
     const char *transport = tshmem_env_str("TSHMEM_TRANSPORT");
     ucs_status_t st = tshmem_ucx_open(transport && strcmp(transport, "tcp") == 0);
     int worst = agree(st == UCS_OK ? 0 : st == TSHMEM_UCX_NOT_WRITTEN ? 1 : 2);
@@ -465,6 +493,7 @@ int tshmem_ucx_start(void)
      * nobody waits for) may need it to leave, whatever the transport. */
     atomic_store_explicit(&tshmem_wait_hook, ucx_wait_turn, memory_order_release);
     if (tshmem_ucx.helper) {
+        helper_nap_choose();
         /* Woken by the event descriptor, the helper has work each time: it takes a core at
          * once. Napping blind, most wake-ups find nothing: it defers to busy threads. */
         if (tshmem_thread_start(&tshmem_ucx.thread, helper_main, NULL, "tshmem-ucx",
