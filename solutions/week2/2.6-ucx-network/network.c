@@ -276,8 +276,8 @@ static int ucx_wait_turn(unsigned long turn)
 }
 
 /* The helper thread: progresses the worker while the program computes (while the program waits
- * in tshmem, its wait does it, and the helper naps aside_ns at a time, see helper_nap). After some work it
- * keeps looking, giving its core away between looks, for SPIN_NS; then it sleeps on the
+ * in tshmem, its wait does it, and the helper naps aside_ns at a time, below). After some work
+ * it keeps looking, giving its core away between looks, for SPIN_NS; then it sleeps on the
  * worker's event descriptor (UCP_FEATURE_WAKEUP), which wakes it as soon as something arrives,
  * as a card's interrupt would. Without one (a context made without that feature) it sleeps
  * longer and longer, up to 200 us, so that an idle PE costs a few thousand wake-ups a second. */
