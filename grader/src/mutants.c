@@ -5,6 +5,8 @@
  *     page: <the page's section that predicts it>
  *     tests: <the suite's tests that catch it, as the page names them>
  *     expect: <a fragment the failure must contain>   (one line or more: each must be there)
+ *     tries: <N>   (optional, 1 to 5: the mistake is a race that its tests catch on most runs,
+ *                   not on every one; they run up to N times, and one catch is enough)
  * Each is built as a variant of the reference (make MUTANT=X.Y/NAME IMPL=solutions: only the
  * patched files compile, every other object is the reference's), and the tests its tests: line
  * names run on it (Criterion's --filter), stopping at the first that fails. A mutant is caught
@@ -57,8 +59,16 @@ static void read_mutant(const struct course *c, struct mutant *m)
             diff = 1;
             break;
         }
-        char names[sizeof m->tests];
-        if (header(line, "expect", m->expect[m->nexpect < MUTANT_EXPECTS ? m->nexpect : 0],
+        char names[sizeof m->tests], tries[16];
+        if (header(line, "tries", tries, sizeof tries)) {
+            char *end;
+            long t = strtol(tries, &end, 10);
+            if (end == tries || *end || t < 1 || t > 5)
+                snprintf(m->problem, sizeof m->problem, "its tries: line says \"%s\": give a "
+                         "number from 1 to 5", tries);
+            else
+                m->tries = (int)t;
+        } else if (header(line, "expect", m->expect[m->nexpect < MUTANT_EXPECTS ? m->nexpect : 0],
                    sizeof m->expect[0])) {
             m->nexpect += m->nexpect < MUTANT_EXPECTS;
         } else if (header(line, "tests", names, sizeof names)) {
@@ -300,21 +310,38 @@ static void run_one(const struct course *c, const struct mutant *m, struct mutan
     struct chapter_run r;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    chapter_run(c, m->ch, &var, &r, NULL);
-    int caught = 0;
-    if (!r.built) {
-        fprintf(f, "      the mutant does not build, or its suite does not start:\n");
-        head(f, r.build_log, 12);
-    } else if (!(caught = judge(m, &r, v, f)) && r.n < m->ntests && run_passed(&r) < r.n) {
-        /* The first of them to fail did not name it, and stopped the others: all of them. */
-        chapter_run_free(&r);
-        fclose(f);
-        free(text);
-        text = NULL;
-        f = open_memstream(&text, &len);
-        var.fail_fast = 0;
+    int caught = 0, tries = m->tries > 0 ? m->tries : 1;
+    for (int k = 1; k <= tries && !caught; k++) {
+        if (k > 1) { /* a race its tests missed this time: again, with a fresh report */
+            chapter_run_free(&r);
+            fclose(f);
+            free(text);
+            text = NULL;
+            f = open_memstream(&text, &len);
+            var.fail_fast = 1;
+        }
         chapter_run(c, m->ch, &var, &r, NULL);
-        caught = r.built && judge(m, &r, v, f);
+        if (!r.built) {
+            fprintf(f, "      the mutant does not build, or its suite does not start:\n");
+            head(f, r.build_log, 12);
+            break;
+        }
+        if (!(caught = judge(m, &r, v, f)) && r.n < m->ntests && run_passed(&r) < r.n) {
+            /* The first of them to fail did not name it, and stopped the others: all of them. */
+            chapter_run_free(&r);
+            fclose(f);
+            free(text);
+            text = NULL;
+            f = open_memstream(&text, &len);
+            var.fail_fast = 0;
+            chapter_run(c, m->ch, &var, &r, NULL);
+            caught = r.built && judge(m, &r, v, f);
+        }
+        v->run = k;
+        if (!caught && k == tries && tries > 1)
+            fprintf(f, "      (a race: its tests ran %d times and missed it every time)\n", tries);
+        if (grader_stop)
+            break;
     }
     if (!caught && r.built && !grader_stop) {
         /* Not caught: the whole suite, for the report alone (a test that names it elsewhere
@@ -368,8 +395,8 @@ static void start(const struct course *c, const struct mutant *m, int index, str
         run_one(c, m, &v);
         FILE *f = fdopen(fd, "w");
         if (f) {
-            fprintf(f, "%d %d %.3f %s\n%s", v.caught, v.full, v.seconds,
-                    v.test[0] ? v.test : "-", v.detail ? v.detail : "");
+            fprintf(f, "%d %d %.3f %s %d\n%s", v.caught, v.full, v.seconds,
+                    v.test[0] ? v.test : "-", v.run, v.detail ? v.detail : "");
             fclose(f);
         }
         _exit(0);
@@ -385,7 +412,8 @@ static void finish(const struct slot *s, struct mutant_verdict *v)
     char *text = s->pid > 0 ? read_file(s->file, &len) : NULL;
     unlink(s->file);
     char *nl = text ? strchr(text, '\n') : NULL;
-    if (!nl || sscanf(text, "%d %d %lf %95s", &v->caught, &v->full, &v->seconds, v->test) < 4) {
+    if (!nl || sscanf(text, "%d %d %lf %95s %d", &v->caught, &v->full, &v->seconds, v->test,
+                      &v->run) < 5) {
         v->detail = strdup("      the mutant's run ended without a verdict (stopped?)\n");
         free(text);
         return;
@@ -453,9 +481,12 @@ struct tally {
 static void print_verdict(void *ctx, const struct mutant *m, const struct mutant_verdict *v)
 {
     struct tally *t = ctx;
+    char race[48] = "";
+    if (v->run > 1)
+        snprintf(race, sizeof race, " (a race: caught on try %d)", v->run);
     if (v->caught)
-        printf("  ok    %s %s: caught by %s in %.1f s\n", m->ch->id, m->name, v->test,
-               v->seconds);
+        printf("  ok    %s %s: caught by %s in %.1f s%s\n", m->ch->id, m->name, v->test,
+               v->seconds, race);
     else
         printf("  FAIL  %s %s (%s): %s\n%s", m->ch->id, m->name, m->page,
                m->mistake[0] ? m->mistake : "(no mistake: line)", v->detail ? v->detail : "");

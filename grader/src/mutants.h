@@ -23,6 +23,8 @@ struct mutant {
     char tests[MUTANT_TESTS][96]; /* the suite's tests that catch it (tests: a b), as the page
                                      names them: only these run */
     int ntests;
+    int tries;         /* tries: N (1 to 5, default 1): a race that its tests catch on most
+                          runs, not on every one; they run up to N times */
     char suite[32];    /* the Criterion suite's name, "ch2_2" ("" for a GPU chapter) */
     char problem[256]; /* what is wrong with the file itself, or "" */
 };
@@ -37,6 +39,7 @@ struct mutant_verdict {
     int skipped;    /* 1: its chapter cannot run here (GPUs, PyTorch): detail says why */
     double seconds; /* the catching test's, or the run's */
     char test[96];  /* the test that caught it */
+    int run;        /* on which of the mutant's tries (1 unless it has tries: N) */
     int full;       /* 1: the whole suite ran too (the tests it names did not catch it) */
     char *detail;   /* for a person: why it was not caught, or the catching message's head */
 };

@@ -359,8 +359,8 @@ static void mutant_verdict(void *ctx, const struct mutant *m, const struct mutan
     struct mutant_phase *p = ctx;
     char what[400];
     if (v->caught)
-        snprintf(what, sizeof what, "%s mutant %s is caught by %s (%.1f s)", m->ch->id, m->name,
-                 v->test, v->seconds);
+        snprintf(what, sizeof what, "%s mutant %s is caught by %s (%.1f s%s)", m->ch->id,
+                 m->name, v->test, v->seconds, v->run > 1 ? "; a race, on a later try" : "");
     else
         snprintf(what, sizeof what, "%s mutant %s is caught: %.300s", m->ch->id, m->name,
                  m->mistake[0] ? m->mistake : m->path);
