@@ -307,7 +307,7 @@ static void run_one(const struct course *c, const struct mutant *m, struct mutan
     struct variant var = {.impl = "solutions", .strict = 1, .fail_fast = 1};
     snprintf(var.mutant, sizeof var.mutant, "%s/%s", m->ch->id, m->name);
     name_filter(m, &var);
-    struct chapter_run r;
+    struct chapter_run r = {0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int caught = 0, tries = m->tries > 0 ? m->tries : 1;
