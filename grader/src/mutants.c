@@ -296,6 +296,15 @@ static void name_filter(const struct mutant *m, struct variant *var)
         snprintf(var->filter + n, room - n, ")");
 }
 
+/* The report starts again: what the run before said is dropped. */
+static FILE *report_again(FILE *f, char **text, size_t *len)
+{
+    fclose(f);
+    free(*text);
+    *text = NULL;
+    return open_memstream(text, len);
+}
+
 static void run_one(const struct course *c, const struct mutant *m, struct mutant_verdict *v)
 {
     char *text = NULL;
@@ -311,13 +320,10 @@ static void run_one(const struct course *c, const struct mutant *m, struct mutan
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int caught = 0, tries = m->tries > 0 ? m->tries : 1;
-    for (int k = 1; k <= tries && !caught; k++) {
+    for (int k = 1; k <= tries && !caught && !grader_stop; k++) {
         if (k > 1) { /* a race its tests missed this time: again, with a fresh report */
             chapter_run_free(&r);
-            fclose(f);
-            free(text);
-            text = NULL;
-            f = open_memstream(&text, &len);
+            f = report_again(f, &text, &len);
             var.fail_fast = 1;
         }
         chapter_run(c, m->ch, &var, &r, NULL);
@@ -329,10 +335,7 @@ static void run_one(const struct course *c, const struct mutant *m, struct mutan
         if (!(caught = judge(m, &r, v, f)) && r.n < m->ntests && run_passed(&r) < r.n) {
             /* The first of them to fail did not name it, and stopped the others: all of them. */
             chapter_run_free(&r);
-            fclose(f);
-            free(text);
-            text = NULL;
-            f = open_memstream(&text, &len);
+            f = report_again(f, &text, &len);
             var.fail_fast = 0;
             chapter_run(c, m->ch, &var, &r, NULL);
             caught = r.built && judge(m, &r, v, f);
@@ -340,8 +343,6 @@ static void run_one(const struct course *c, const struct mutant *m, struct mutan
         v->run = k;
         if (!caught && k == tries && tries > 1)
             fprintf(f, "      (a race: its tests ran %d times and missed it every time)\n", tries);
-        if (grader_stop)
-            break;
     }
     if (!caught && r.built && !grader_stop) {
         /* Not caught: the whole suite, for the report alone (a test that names it elsewhere
