@@ -53,6 +53,8 @@ __global__ void weighted_sum_kernel(tm_moe_t m, float *y, int T)
         }
 }
 
+int tm_combine_ctas = 0;
+
 int tm_combine(tm_moe_t *m, const float *expert_out, float *y, cudaStream_t st)
 {
     const char *func = __func__;
@@ -67,7 +69,8 @@ int tm_combine(tm_moe_t *m, const float *expert_out, float *y, cudaStream_t st)
     m->dispatched = 0;
     tm_moe_t dm = *m;
     if (n_rows) {
-        combine_send_kernel<<<tm_grid((size_t)n_rows), 512, 0, st>>>(dm, expert_out, n_rows);
+        int ctas = tm_combine_ctas > 0 ? tm_combine_ctas : tm_grid((size_t)n_rows);
+        combine_send_kernel<<<ctas, 512, 0, st>>>(dm, expert_out, n_rows);
         TM_CUDA(cudaGetLastError());
     }
     void *args[] = { &dm };

@@ -88,14 +88,24 @@ void tm_ring_stream(tm_ring_t *r, int to, const void *src, int from, void *dst, 
  * chunk, ...) and so on. Block 2c sends on channel c, block 2c + 1 receives on it. */
 int tm_ring_threads = 512;
 
-struct tm_ring_set {
-    tm_ring_t r[TM_MAX_CHANNELS];
+/* The rings a launch uses, passed by value with only the words the kernel reads: a kernel's
+ * parameters past 4 KiB cost several microseconds a launch (64 whole tm_ring_t are 4 KiB), so
+ * a stream that starts at most 16 channels takes a set of 16. */
+template <int N> struct tm_ring_set {
+    char *data[N];
+    uint64_t *head[N], *tail[N], *sent[N], *got[N];
+    int slots[N], p2p[N];
+    size_t slot_bytes;
 };
-__global__ void ring_streams_kernel(tm_ring_set set, int channels, int to, const char *src,
+template <int N>
+__global__ void ring_streams_kernel(tm_ring_set<N> set, int channels, int to, const char *src,
                                     int from, char *dst, size_t bytes, size_t chunk)
 {
     int c = blockIdx.x / 2;
-    tm_ring_t r = set.r[c];
+    tm_ring_t r;
+    r.data = set.data[c], r.head = set.head[c], r.tail = set.tail[c];
+    r.sent = set.sent[c], r.got = set.got[c];
+    r.slots = set.slots[c], r.slot_bytes = set.slot_bytes, r.p2p = set.p2p[c];
     for (size_t off = (size_t)c * chunk; off < bytes; off += (size_t)channels * chunk) {
         size_t len = bytes - off < chunk ? bytes - off : chunk;
         if (blockIdx.x % 2 == 0) tm_ring_send_block(r, to, src + off, len);
@@ -103,6 +113,24 @@ __global__ void ring_streams_kernel(tm_ring_set set, int channels, int to, const
     }
     __syncthreads();
     if (threadIdx.x == 0) nvshmem_quiet();
+}
+
+/* Launches the kernel over rings[0 .. used - 1] (the channels that carry a message). */
+template <int N>
+static void ring_streams_launch(const tm_ring_t *rings, int used, int channels, int to,
+                                const void *src, int from, void *dst, size_t bytes, size_t chunk,
+                                cudaStream_t st)
+{
+    tm_ring_set<N> set = {};
+    for (int c = 0; c < used; c++) {
+        set.data[c] = rings[c].data, set.head[c] = rings[c].head, set.tail[c] = rings[c].tail;
+        set.sent[c] = rings[c].sent, set.got[c] = rings[c].got;
+        set.slots[c] = rings[c].slots, set.p2p[c] = rings[c].p2p;
+    }
+    set.slot_bytes = rings[0].slot_bytes;
+    void *args[] = { &set, &channels, &to, &src, &from, &dst, &bytes, &chunk };
+    tm_launch((const void *)ring_streams_kernel<N>, 2 * used, tm_ring_threads, args, st,
+              "tm_ring_stream_channels");
 }
 
 void tm_ring_stream_channels(tm_ring_t *rings, int channels, int to, const void *src, int from,
@@ -114,14 +142,11 @@ void tm_ring_stream_channels(tm_ring_t *rings, int channels, int to, const void 
     if (to < 0 || to >= n || from < 0 || from >= n || to == me || from == me)
         tm_die(__func__, "PE %d: to %d and from %d must be other PEs, 0 .. %d", me, to, from,
                n - 1);
-    tm_ring_set set;
-    for (int c = 0; c < channels; c++) {
+    for (int c = 0; c < channels; c++)
         if (rings[c].slot_bytes != rings[0].slot_bytes)
             tm_die(__func__, "PE %d: ring %d has slots of %zu bytes, ring 0 of %zu: the channels "
                    "of one stream need slots of one size", me, c, rings[c].slot_bytes,
                    rings[0].slot_bytes);
-        set.r[c] = rings[c];
-    }
     if (bytes == 0) return;
     /* Spread the stream over every channel: one block pair moved about 17 GB/s on two H200s, so
      * a 256 KiB stream in one slot-sized message would be one block's work. One message per
@@ -136,7 +161,10 @@ void tm_ring_stream_channels(tm_ring_t *rings, int channels, int to, const void 
     chunk = chunk < 8192 ? 8192 : chunk;
     chunk = chunk > rings[0].slot_bytes ? rings[0].slot_bytes : chunk;
     size_t msgs = (bytes + chunk - 1) / chunk;
-    int blocks = 2 * (msgs < (size_t)channels ? (int)msgs : channels);
-    void *args[] = { &set, &channels, &to, &src, &from, &dst, &bytes, &chunk };
-    tm_launch((const void *)ring_streams_kernel, blocks, tm_ring_threads, args, st, __func__);
+    int used = msgs < (size_t)channels ? (int)msgs : channels;
+    if (used <= 16)
+        ring_streams_launch<16>(rings, used, channels, to, src, from, dst, bytes, chunk, st);
+    else
+        ring_streams_launch<TM_MAX_CHANNELS>(rings, used, channels, to, src, from, dst, bytes,
+                                             chunk, st);
 }

@@ -4,12 +4,10 @@
  * 128 blocks of 1024 threads. `tools/gpu-torch --sweep FILE` times every path forced at each
  * size from 256 KiB to 8 MiB and rewrites FILE's rows for its PE count from the fastest (the
  * other counts' rows stay); the next build takes them. The 4-PE rows come from one sweep on four
- * H100s (2026-11-28), each row's sizes with their medians above it. The 2-PE rows are the choice
- * of the two-GPU runs (the LL path up to 1 MiB, 1.19x-1.41x NCCL there, then the ring). */
+ * H100s, the 2-PE rows from one on two of four H200s (both 2026-11-28), each row's sizes with
+ * their medians above it. */
 static const struct choice paths[] = {
     /* pes, max_bytes, path, ctas, threads, min_chunk (floats) */
-    /* 2 PEs: the LL path up to 1 MiB (two H200s and two H100s), then the ring */
-    {2, 1048576, P_LL, 0, 0, 0},
     /* 4 PEs: NVIDIA H100 80GB HBM3, 2026-11-28, one sweep, medians of 2 x 30 calls on the GPU */
     /* below the sweep: the LL path, as before */
     {4, 131072, P_LL, 0, 0, 0},
@@ -23,4 +21,14 @@ static const struct choice paths[] = {
     {4, 4194304, P_TWOSHOT, 0, 256, 0},
     /* 8 MiB: 52.0 us, next twoshot 512 threads 52.4, NCCL 62.1 */
     {4, 8388608, P_TWOSHOT, 0, 1024, 0},
+    /* 2 PEs: NVIDIA H200, 2026-11-28, one sweep, pooled medians of 2 x 30 calls on the GPU */
+    /* below the sweep: the LL path, as before */
+    /* 256 KiB: 8.7 us, next twoshot_ll 512 threads 9.3, NCCL 11.7 */
+    /* 512 KiB: 10.2 us, next twoshot_ll 256 threads 10.9, NCCL 13.2 */
+    /* 1 MiB: 13.1 us, next twoshot_ll 512 threads 14.2, NCCL 16.4 */
+    {2, 1048576, P_LL, 0, 0, 0},
+    /* 2 MiB: 18.0 us, next ring 64 x 512/4096 18.2, NCCL 30.8 */
+    /* 4 MiB: 23.5 us, next twoshot 1024 threads 23.8, NCCL 35.6 */
+    /* 8 MiB: 35.0 us, next ring 64 x 512/16384 36.3, NCCL 49.4 */
+    {2, 8388608, P_TWOSHOT, 0, 512, 0},
 };

@@ -1,6 +1,6 @@
 /* bench_3_7.cu: chapter 3.7's study, every PE at once (one per GPU, or several sharing one):
  *   ring:      point to point at the seeds' sizes (16 KiB to 1 GiB): tm_ring_stream_channels (your
- *              ring over 32 channels, a block pair each; the side table has one channel too),
+ *              ring over 64 channels, a block pair each; the side table has one channel too),
  *              every PE to its right neighbour, against NCCL's send/recv
  *              (nvshmemx_putmem_on_stream where PEs share a GPU); a side table ("# ..." lines)
  *              adds the put on a stream, the copy engine through CUDA IPC and through nvshmem_ptr;
@@ -20,7 +20,10 @@
  * (bytes: rows of one PE, tokens x 6 x 2048 x 4) median_us=.. algbw_GBps=.. busbw_GBps=..
  * Options: --quick (ring and allgather to 1 MiB, 128 and 512 tokens); --no-ring (the MoE shapes
  * only);
- * --sweep (also your ring's channels, slots and slot size at 16 MiB, 256 MiB and 1 GiB);
+ * --sweep (also your ring's channels, slots, slot size and threads at 16 MiB, 256 MiB and 1 GiB,
+ * with NCCL's send/recv timed before and after each size's sweep, and combine at the largest
+ * token count with other block counts, tm_combine_ctas); --p2p (the point-to-point
+ * study alone, with --sweep the quickest way to tune the ring's channels);
  * --profile (one untimed dispatch and combine at each of E = 64, 256 and 128, 4096 tokens,
  * nothing else: the run to put under a profiler, `ncu ... bench_3_7 --profile`). One PE alone
  * sends to itself (the ring needs two and is left out): the way to profile on one GPU, with
@@ -219,6 +222,13 @@ static void study_moe(int E, const std::vector<int> &tokens)
         line(dop, "tshmem", bytes, us, lo, hi);
         us = median_us(dispatch, combine, none, &lo, &hi);
         line(cop, "tshmem", bytes, us, lo, hi);
+        if (sweep && T == tokens.back()) /* blocks of combine's send kernel (0: tm_grid's) */
+            for (int ctas : { 0, 33, 66, 132, 264 }) {
+                tm_combine_ctas = ctas;
+                double l2, h2, u2 = median_us(dispatch, combine, none, &l2, &h2);
+                tm_combine_ctas = 0;
+                if (me == 0) printf("# sweep %s tokens=%d combine ctas=%d: %.1f us\n", cop, T, ctas, u2);
+            }
         b.T = T;
         TM_CUDA(cudaMemcpy(idx + 0, hidx.data(), (size_t)T * k * 4, cudaMemcpyHostToDevice));
         us = median_us(none, [&] { base_counts(b, idx); base_rows(b, b.send, b.s_off, b.s_len, b.recv, b.r_off, b.r_len, b.at_peer); }, none, &lo, &hi);
@@ -321,14 +331,16 @@ static void side_table(const char *title, const char *const *names, int n,
  * lines compare your ring with NCCL's send/recv (with nvshmemx_putmem_on_stream where NCCL cannot
  * run); the side table has every way: your ring, the put on a stream, the copy engine through
  * CUDA IPC and through nvshmem_ptr, NCCL. */
-#define CHANNELS 32 /* the rings of your multi-channel stream, 16 slots of 512 KiB and a block
-                     pair each: the best of --sweep at 1 GiB on two H200s */
+#define P2P_CHANNELS 64 /* the rings of your multi-channel stream, 16 slots of 256 KiB and a block
+                         pair each: --sweep on four and on two H200s, 2026-11-28, gave 363 GB/s
+                         at 1 GiB with 64 channels (any slots), 356 with 48, 345-361 with 32 */
+#define CHANNELS 32 /* the allgather's rings (tm_allgather_create makes 16 slots of 512 KiB) */
 static void study_p2p(const std::vector<size_t> &sizes)
 {
     size_t maxb = sizes.back();
-    tm_ring_t r, rs[CHANNELS];
+    tm_ring_t r, rs[P2P_CHANNELS];
     tm_ring_create(&r, 16, 64 << 10);
-    for (tm_ring_t &x : rs) tm_ring_create(&x, 16, 512 << 10);
+    for (tm_ring_t &x : rs) tm_ring_create(&x, 16, 256 << 10);
     char *src, *dst, *sym = (char *)tm_malloc(maxb);
     TM_CUDA(cudaMalloc(&src, maxb));
     TM_CUDA(cudaMalloc(&dst, maxb));
@@ -342,9 +354,9 @@ static void study_p2p(const std::vector<size_t> &sizes)
         double lo, hi, us[7] = { 0, 0, 0, 0, 0, 0, 0 }, l5[7], h5[7];
         us[5] = median_us(none, [&] { tm_ring_stream(&r, right, src, left, dst, bytes, st); }, none, &lo, &hi);
         tm_launch_collective = 1; /* the same ring, each call a cooperative launch */
-        us[6] = median_us(none, [&] { tm_ring_stream_channels(rs, CHANNELS, right, src, left, dst, bytes, st); }, none, &lo, &hi);
+        us[6] = median_us(none, [&] { tm_ring_stream_channels(rs, P2P_CHANNELS, right, src, left, dst, bytes, st); }, none, &lo, &hi);
         tm_launch_collective = 0;
-        us[0] = median_us(none, [&] { tm_ring_stream_channels(rs, CHANNELS, right, src, left, dst, bytes, st); }, none, &l5[0], &h5[0]);
+        us[0] = median_us(none, [&] { tm_ring_stream_channels(rs, P2P_CHANNELS, right, src, left, dst, bytes, st); }, none, &l5[0], &h5[0]);
         us[1] = median_us(none, [&] { nvshmemx_putmem_on_stream(sym, src, bytes, right, st); nvshmemx_barrier_all_on_stream(st); }, none, &l5[1], &h5[1]);
         us[3] = median_us(none, [&] { TM_CUDA(cudaMemcpyAsync(nvshmem_ptr(sym, right), src, bytes, cudaMemcpyDeviceToDevice, st)); nvshmemx_barrier_all_on_stream(st); }, none, &lo, &hi);
         if (use_nccl) {
@@ -363,14 +375,26 @@ static void study_p2p(const std::vector<size_t> &sizes)
         for (int i = 0; i < 7; i++) rw.gbps[i] = us[i] > 0 ? bytes / us[i] / 1e3 : 0;
         rows.push_back(rw);
     }
-    if (sweep) /* channels x slots per ring x slot size x threads a block */
-        for (size_t bytes : { (size_t)16 << 20, (size_t)256 << 20, (size_t)1 << 30 })
-            for (int ch : { 16, 32 })
+    if (sweep) /* channels x slots per ring x slot size x threads a block, NCCL before and after */
+        for (size_t bytes : { (size_t)16 << 20, (size_t)256 << 20, (size_t)1 << 30 }) {
+            if (bytes > maxb) continue;
+            auto nccl_line = [&](const char *when) {
+                if (!use_nccl) return;
+                double lo, hi, us = median_us(none, [&] {
+                    NCCL(ncclGroupStart());
+                    NCCL(ncclSend(src, bytes, ncclChar, right, comm, st));
+                    NCCL(ncclRecv(dst, bytes, ncclChar, left, comm, st));
+                    NCCL(ncclGroupEnd());
+                }, none, &lo, &hi);
+                if (me == 0) printf("# sweep nccl %s %zu bytes: %.1f us, %.1f GB/s\n", when, bytes, us, bytes / us / 1e3);
+            };
+            nccl_line("before");
+            for (int ch : { 16, 32, 48, 64 })
                 for (int nslots : { 8, 16 })
                     for (size_t slot : { (size_t)256 << 10, (size_t)512 << 10, (size_t)1 << 20, (size_t)2 << 20 })
                         for (int threads : { 512, 1024 }) {
-                            if (bytes > maxb || (size_t)npes * ch * nslots * slot > ((size_t)1 << 30)) continue;
-                            tm_ring_t more[32];
+                            if ((size_t)npes * ch * nslots * slot > ((size_t)2 << 30)) continue;
+                            tm_ring_t more[TM_MAX_CHANNELS];
                             for (int c = 0; c < ch; c++) tm_ring_create(&more[c], nslots, slot);
                             tm_ring_threads = threads;
                             double lo, hi, us = median_us(none, [&] { tm_ring_stream_channels(more, ch, right, src, left, dst, bytes, st); }, none, &lo, &hi);
@@ -378,9 +402,11 @@ static void study_p2p(const std::vector<size_t> &sizes)
                             if (me == 0) printf("# sweep ring channels=%d slots=%d slot=%zu threads=%d %zu bytes: %.1f us, %.1f GB/s\n", ch, nslots, slot, threads, bytes, us, bytes / us / 1e3);
                             for (int c = 0; c < ch; c++) tm_ring_destroy(&more[c]);
                         }
-    const char *names[] = { "ring_x32", "nvshmem_put", "cuda_ipc", "ptr_copy", "nccl_p2p", "ring_x1", "x32_coop" };
-    side_table("point to point, every PE to its right neighbour; ring_x32: your ring over 32 "
-               "channels, ring_x1: over one, x32_coop: over 32, each call a cooperative launch",
+            nccl_line("after");
+        }
+    const char *names[] = { "ring_x64", "nvshmem_put", "cuda_ipc", "ptr_copy", "nccl_p2p", "ring_x1", "x64_coop" };
+    side_table("point to point, every PE to its right neighbour; ring_x64: your ring over 64 "
+               "channels, ring_x1: over one, x64_coop: over 64, each call a cooperative launch",
                names, 7, rows);
     if (use_nccl) ipc_close(peer);
     for (tm_ring_t &x : rs) tm_ring_destroy(&x);
@@ -460,14 +486,15 @@ static void study_allgather(const std::vector<size_t> &sizes)
 
 int main(int argc, char **argv)
 {
-    int quick = 0, ring = 1, profile = 0;
+    int quick = 0, ring = 1, profile = 0, p2p_only = 0;
     for (int i = 1; i < argc; i++) {
         quick |= strcmp(argv[i], "--quick") == 0;
         profile |= strcmp(argv[i], "--profile") == 0;
         sweep |= strcmp(argv[i], "--sweep") == 0;
         if (strcmp(argv[i], "--no-ring") == 0) ring = 0;
+        p2p_only |= strcmp(argv[i], "--p2p") == 0;
     }
-    setenv("NVSHMEM_SYMMETRIC_SIZE", "4G", 0);
+    setenv("NVSHMEM_SYMMETRIC_SIZE", sweep ? "8G" : "4G", 0); /* the sweep makes rings of up to 2 GiB more */
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &npes);
@@ -511,11 +538,13 @@ int main(int argc, char **argv)
         std::vector<size_t> ag = { 4 * K, 16 * K, 64 * K, 256 * K, M, 2 * M, 4 * M, 8 * M, 16 * M, 32 * M, 64 * M };
         if (quick) p2p.resize(3), ag.resize(5); /* to 1 MiB */
         study_p2p(p2p);
-        study_allgather(ag);
+        if (!p2p_only) study_allgather(ag);
     }
     std::vector<int> tokens = quick ? std::vector<int>{ 128, 512 } : std::vector<int>{ 128, 512, 1024, 4096 };
-    study_moe(64, tokens);
-    study_moe(256, tokens);
+    if (!p2p_only) {
+        study_moe(64, tokens);
+        study_moe(256, tokens);
+    }
     if (use_nccl) NCCL(ncclCommDestroy(comm));
     TM_CUDA(cudaStreamDestroy(st));
     tm_finalize();

@@ -239,26 +239,29 @@ static void test_ring_path(int p2p)
         if (h[bytes] != 0xEE) fail_now("ring: call %zu of %zu bytes wrote past the end of dst", c + 1, bytes);
     }
     /* Three channels (rings) at once: every message goes through ring m % 3, the first sizes
-     * leave some channels without any. */
-    tm_ring_t rs[3];
-    for (tm_ring_t &x : rs) {
-        tm_ring_create(&x, 2, 4096);
-        x.p2p = p2p && x.p2p;
+     * leave some channels without any; then every channel there may be (TM_MAX_CHANNELS: a
+     * stream that starts more than 16 is launched with the rings' larger set). */
+    for (int nch : { 3, TM_MAX_CHANNELS }) {
+        tm_ring_t rs[TM_MAX_CHANNELS];
+        for (int x = 0; x < nch; x++) {
+            tm_ring_create(&rs[x], 2, 4096);
+            rs[x].p2p = p2p && rs[x].p2p;
+        }
+        for (size_t c = 0; c < sizeof sizes / sizeof *sizes; c++) {
+            size_t bytes = sizes[c];
+            for (size_t i = 0; i < bytes; i++) hs[i] = (unsigned char)(i * 37u + c * 5 + nch + me);
+            TM_CUDA(cudaMemcpy(src, hs.data(), bytes, cudaMemcpyHostToDevice));
+            TM_CUDA(cudaMemset(dst, 0xEE, maxb + 64));
+            tm_ring_stream_channels(rs, nch, right, src, left, dst, bytes, st);
+            finish(st, "tm_ring_stream_channels", 60);
+            TM_CUDA(cudaMemcpy(h.data(), dst, bytes + 1, cudaMemcpyDeviceToHost));
+            for (size_t i = 0; i < bytes; i++)
+                if (h[i] != (unsigned char)(i * 37u + c * 5 + nch + left))
+                    fail_now("ring over %d channels (%s path), call %zu, %zu bytes from PE %d: byte %zu (channel %zu): expected %u, saw %u", nch, p2p ? "nvshmem_ptr" : "put-with-signal", c + 1, bytes, left, i, (i / 4096) % nch, (unsigned char)(i * 37u + c * 5 + nch + left), h[i]);
+            if (h[bytes] != 0xEE) fail_now("ring over %d channels: call %zu of %zu bytes wrote past the end of dst", nch, c + 1, bytes);
+        }
+        for (int x = 0; x < nch; x++) tm_ring_destroy(&rs[x]);
     }
-    for (size_t c = 0; c < sizeof sizes / sizeof *sizes; c++) {
-        size_t bytes = sizes[c];
-        for (size_t i = 0; i < bytes; i++) hs[i] = (unsigned char)(i * 37u + c * 5 + me);
-        TM_CUDA(cudaMemcpy(src, hs.data(), bytes, cudaMemcpyHostToDevice));
-        TM_CUDA(cudaMemset(dst, 0xEE, maxb + 64));
-        tm_ring_stream_channels(rs, 3, right, src, left, dst, bytes, st);
-        finish(st, "tm_ring_stream_channels", 60);
-        TM_CUDA(cudaMemcpy(h.data(), dst, bytes + 1, cudaMemcpyDeviceToHost));
-        for (size_t i = 0; i < bytes; i++)
-            if (h[i] != (unsigned char)(i * 37u + c * 5 + left))
-                fail_now("ring over 3 channels (%s path), call %zu, %zu bytes from PE %d: byte %zu (channel %zu): expected %u, saw %u", p2p ? "nvshmem_ptr" : "put-with-signal", c + 1, bytes, left, i, (i / 4096) % 3, (unsigned char)(i * 37u + c * 5 + left), h[i]);
-        if (h[bytes] != 0xEE) fail_now("ring over 3 channels: call %zu of %zu bytes wrote past the end of dst", c + 1, bytes);
-    }
-    for (tm_ring_t &x : rs) tm_ring_destroy(&x);
     TM_CUDA(cudaFree(src));
     TM_CUDA(cudaFree(dst));
     tm_ring_destroy(&r);

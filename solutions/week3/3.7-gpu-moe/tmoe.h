@@ -106,9 +106,9 @@ void tm_ring_stream(tm_ring_t *r, int to, const void *src, int from, void *dst, 
  * of one size), one block pair each: one block copies a few tens of GB/s at most, a link wants
  * many. The stream is cut into one or two messages per channel (at least 8 KiB, at most a slot);
  * message m goes through ring m % channels. Every PE passes the same channels and bytes. */
-#define TM_MAX_CHANNELS 32
+#define TM_MAX_CHANNELS 64 /* 64 block pairs carried 363 GB/s at 1 GiB on H200s, 32 at most 361 */
 extern int tm_ring_threads; /* threads per block of tm_ring_stream_channels: 512 (1024 was no
-                               faster on two H200s; the study's --sweep tries both) */
+                               faster on two and four H200s; the study's --sweep tries both) */
 void tm_ring_stream_channels(tm_ring_t *rings, int channels, int to, const void *src, int from,
                              void *dst, size_t bytes, cudaStream_t st);
 
@@ -247,6 +247,9 @@ void tm_wait_event(cudaEvent_t ev, const char *what); /* the same, for one event
 /* Provided: blocks of 512 threads (16 warps) for `warps` warps of work, at most two per SM (a
  * copy wants many bytes in flight: one block of 16 warps per SM left the memory half idle). */
 int tm_grid(size_t warps);
+/* Provided: blocks of combine's send kernel (512 threads each); 0, the default: tm_grid's. The
+ * study's --sweep times combine at its largest shape with other counts. */
+extern int tm_combine_ctas;
 
 /* ---- Provided: the counting sort of the counts kernels (dispatch.cu, lowlat.cu) --------------
  * Here rather than in dispatch.cu so that each counts kernel has them inlined: a block of 1024
