@@ -316,11 +316,20 @@ int main(int argc, char **argv)
         double bw = perftest("ucp_put_bw", 1 << 20, o.quick ? 200 : 2000, 1);
         if (lat < 0 || bw < 0)
             printf("# ucx_perftest did not run (apt-get install ucx-utils): no ceiling\n");
-        else
-            printf("# ucx_perftest ceiling on UCX_TLS=tcp,self: ucp_put_lat 8 B %.2f us one way, "
-                   "ours (half a put_signal round trip) %.2f us: %.2fx; ucp_put_bw 1 MiB %.0f "
-                   "MB/s, ours (put + quiet) %.0f MB/s: %.2fx\n", lat, pp8, pp8 > 0 ? lat / pp8 : 0,
-                   bw, put1m, bw > 0 ? put1m / bw : 0);
+        else { /* a size this run did not measure (--max, --sizes, --only) is said, not 0 */
+            printf("# ucx_perftest ceiling on UCX_TLS=tcp,self: ucp_put_lat 8 B %.2f us one way, ",
+                   lat);
+            if (pp8 > 0)
+                printf("ours (half a put_signal round trip) %.2f us: %.2fx; ", pp8, lat / pp8);
+            else
+                printf("ours not measured (no 8 B ping-pong in this run); ");
+            printf("ucp_put_bw 1 MiB %.0f MB/s, ", bw);
+            if (put1m > 0)
+                printf("ours (put + quiet) %.0f MB/s: %.2fx\n", put1m, bw > 0 ? put1m / bw : 0);
+            else
+                printf("ours not measured (no 1 MiB put in this run: its sizes go by 4x from 8 B; "
+                       "--quick or --max 1M has it)\n");
+        }
     }
     return 0;
 }
