@@ -500,6 +500,7 @@ gpu-check: $(filter build/stubs/week3/%,$(STUB_FILES))
 	@tools/gpu-env --compile-only $(foreach c,$(GPU_CHAPTERS),solutions/$(call ch_dir,$c) build/stubs/$(call ch_dir,$c))
 	@tools/gpu-torch --compile-only
 	@tools/gpu-lora --compile-only
+	@tools/gpu-nvlink --compile-only
 
 # ---- The two commands of the README -----------------------------------------------------------
 # (what each week needs besides deps is in the chapter lists above)
