@@ -349,6 +349,12 @@ static void study_p2p(const std::vector<size_t> &sizes)
     if (use_nccl) ipc_open(dst, peer);
     int right = (me + 1) % npes, left = (me + npes - 1) % npes;
     auto none = [] {};
+    auto nccl_p2p = [&](size_t bytes) { /* NCCL's send/recv, the bench lines' baseline */
+        NCCL(ncclGroupStart());
+        NCCL(ncclSend(src, bytes, ncclChar, right, comm, st));
+        NCCL(ncclRecv(dst, bytes, ncclChar, left, comm, st));
+        NCCL(ncclGroupEnd());
+    };
     std::vector<row> rows;
     for (size_t bytes : sizes) {
         double lo, hi, us[7] = { 0, 0, 0, 0, 0, 0, 0 }, l5[7], h5[7];
@@ -361,12 +367,7 @@ static void study_p2p(const std::vector<size_t> &sizes)
         us[3] = median_us(none, [&] { TM_CUDA(cudaMemcpyAsync(nvshmem_ptr(sym, right), src, bytes, cudaMemcpyDeviceToDevice, st)); nvshmemx_barrier_all_on_stream(st); }, none, &lo, &hi);
         if (use_nccl) {
             us[2] = median_us(none, [&] { TM_CUDA(cudaMemcpyAsync(peer[right], src, bytes, cudaMemcpyDeviceToDevice, st)); ipc_done(); }, none, &lo, &hi);
-            us[4] = median_us(none, [&] {
-                NCCL(ncclGroupStart());
-                NCCL(ncclSend(src, bytes, ncclChar, right, comm, st));
-                NCCL(ncclRecv(dst, bytes, ncclChar, left, comm, st));
-                NCCL(ncclGroupEnd());
-            }, none, &l5[4], &h5[4]);
+            us[4] = median_us(none, [&] { nccl_p2p(bytes); }, none, &l5[4], &h5[4]);
         }
         line("ring", "tshmem", bytes, us[0], l5[0], h5[0]);
         int b = use_nccl ? 4 : 1;
@@ -380,12 +381,7 @@ static void study_p2p(const std::vector<size_t> &sizes)
             if (bytes > maxb) continue;
             auto nccl_line = [&](const char *when) {
                 if (!use_nccl) return;
-                double lo, hi, us = median_us(none, [&] {
-                    NCCL(ncclGroupStart());
-                    NCCL(ncclSend(src, bytes, ncclChar, right, comm, st));
-                    NCCL(ncclRecv(dst, bytes, ncclChar, left, comm, st));
-                    NCCL(ncclGroupEnd());
-                }, none, &lo, &hi);
+                double lo, hi, us = median_us(none, [&] { nccl_p2p(bytes); }, none, &lo, &hi);
                 if (me == 0) printf("# sweep nccl %s %zu bytes: %.1f us, %.1f GB/s\n", when, bytes, us, bytes / us / 1e3);
             };
             nccl_line("before");
